@@ -1,0 +1,24 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { IncomingHttpHeaders } from "node:http";
+
+/**
+ * The token the request presents: the gateway's extractor header first, then `Authorization: Bearer`.
+ * When the extractor header is present it alone counts, as the spec gives it precedence. Query strings
+ * are never read.
+ */
+export function presentedToken(headers: IncomingHttpHeaders, tokenHeader: string): string | null {
+  const extracted = headers[tokenHeader];
+  if (extracted !== undefined) return Array.isArray(extracted) ? null : extracted.trim();
+  const authorization = headers.authorization;
+  if (authorization === undefined) return null;
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
+  return match?.[1] ?? null;
+}
+
+/** Constant-time in the token's content and length: both sides are hashed to a fixed size first. */
+export function tokenMatches(presented: string | null, configured: string): boolean {
+  if (presented === null || configured.length === 0 || presented.length === 0) return false;
+  const a = createHash("sha256").update(presented, "utf8").digest();
+  const b = createHash("sha256").update(configured, "utf8").digest();
+  return timingSafeEqual(a, b);
+}

@@ -1,0 +1,75 @@
+import type { IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
+
+export const MAX_BODY_BYTES = 256 * 1024;
+
+/** How long a connection that must close may keep draining a client's unwanted upload. */
+export const LINGER_MS = 5_000;
+
+export type BodyOutcome = { kind: "complete"; body: Buffer } | { kind: "too_large" } | { kind: "aborted" };
+
+/**
+ * Reads the request body as a stream and stops at `limit` bytes, whether the size was announced in
+ * Content-Length or the body is chunked. Nothing past the limit is buffered.
+ */
+export function readBoundedBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<BodyOutcome> {
+  const announced = req.headers["content-length"];
+  if (announced !== undefined && Number(announced) > limit) return Promise.resolve({ kind: "too_large" });
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const settle = (outcome: BodyOutcome) => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onAbort);
+      req.off("close", onClose);
+      resolve(outcome);
+    };
+    const onData = (chunk: Buffer) => {
+      total += chunk.length;
+      if (total > limit) {
+        chunks.length = 0;
+        settle({ kind: "too_large" });
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => settle({ kind: "complete", body: Buffer.concat(chunks, total) });
+    const onAbort = () => settle({ kind: "aborted" });
+    const onClose = () => {
+      if (!req.complete) onAbort();
+    };
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onAbort);
+    req.on("close", onClose);
+  });
+}
+
+/** True when the request may still have body bytes on the wire that nobody has read. */
+export function hasUnreadBody(req: IncomingMessage): boolean {
+  if (req.complete) return false;
+  const length = req.headers["content-length"];
+  return req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+}
+
+/**
+ * Prepares a connection whose request body will not be read to its end. The response is sent with
+ * `Connection: close`; the rest of the upload is discarded as it arrives (never buffered), and the
+ * socket is closed by a lingering close: FIN after the response, keep draining, destroy when the client
+ * closes or after LINGER_MS. Node's default after such a response is to destroy the socket at once;
+ * with unread bytes in its receive buffer the kernel then sends RST, which can erase the response from
+ * a client that is still sending before it reads it.
+ */
+export function drainAndLingerClose(req: IncomingMessage): void {
+  const socket = req.socket as Socket & { destroySoon?: () => void };
+  req.removeAllListeners("data");
+  req.resume();
+  socket.destroySoon = () => {
+    if (socket.destroyed) return;
+    socket.end();
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once("close", () => clearTimeout(timer));
+  };
+}

@@ -1,0 +1,53 @@
+import { ERROR_TABLE, isErrorCode, UNAVAILABLE_MESSAGE } from "../plugin/errors.js";
+import type { GatewayHost, GatewayMethodFailure } from "./contract.js";
+import type { Envelope } from "./envelope.js";
+import { errorFrame, type Frame, resultFrame } from "./framing.js";
+import type { MethodRun } from "./pool.js";
+
+export type LocalInvoke = (method: string, params: Record<string, unknown>) => Promise<MethodRun>;
+
+export interface Dispatched extends MethodRun {
+  /** The profile the request reached, for the log line; null for the root or when none was reached. */
+  reachedProfile: string | null;
+}
+
+/**
+ * No profile: this gateway's own runtime. A profile: the host's profile host, as `profiles.rpc`, and
+ * never a fallback to the root when there is none.
+ */
+export async function dispatch(envelope: Envelope, host: GatewayHost, local: LocalInvoke): Promise<Dispatched> {
+  if (envelope.profile === null) {
+    return { ...(await local(envelope.method, envelope.params)), reachedProfile: null };
+  }
+  if (host.profiles === undefined) {
+    const frame = errorFrame(503, "PROFILE_HOST_UNAVAILABLE", "This gateway has no profile host.");
+    return { frame, fault: null, reachedProfile: null };
+  }
+  try {
+    const result = await host.profiles.rpc("profiles.rpc", {
+      name: envelope.profile,
+      method: envelope.method,
+      params: envelope.params,
+    });
+    return { frame: resultFrame(result), fault: null, reachedProfile: envelope.profile };
+  } catch (failure) {
+    const frame = frameOfFailure(failure);
+    const notFound = "error" in frame.body && frame.body.error.code === "PROFILE_NOT_FOUND";
+    const reached = notFound ? null : envelope.profile;
+    return { frame, fault: frame.status === 503 ? "crash" : null, reachedProfile: reached };
+  }
+}
+
+/**
+ * What a profile host rejected with, as a frame. Only well-formed failure data with a code from our table
+ * and a status that code may have is believed; anything else is an unexpected dispatch failure.
+ */
+function frameOfFailure(failure: unknown): Frame {
+  const data = (failure ?? {}) as Partial<GatewayMethodFailure>;
+  const { code, message, status } = data;
+  if (isErrorCode(code) && typeof message === "string" && typeof status === "number") {
+    const ownStatus = ERROR_TABLE[code].status;
+    if (status === ownStatus || status === 400) return errorFrame(status, code, message);
+  }
+  return errorFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE);
+}

@@ -1,0 +1,77 @@
+import { define, type Infer, nullable, object, optional, refine, string } from "superstruct";
+import type { ErrorData } from "../plugin/errors.js";
+import { isMethodName, type MethodName } from "../plugin/method-names.js";
+
+const MAX_PROFILE_CHARACTERS = 128;
+
+/** A plain JSON object: not an array, not null, not a string. */
+export const JsonObject = define<Record<string, unknown>>(
+  "JsonObject",
+  (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+);
+
+const ProfileName = refine(string(), "ProfileName", (value) => {
+  if (value.trim().length === 0) return "profile must not be blank";
+  return [...value].length <= MAX_PROFILE_CHARACTERS || `profile is longer than ${MAX_PROFILE_CHARACTERS} characters`;
+});
+
+/** `object()` rejects every other key, so `jsonrpc`, `id` and `__proto__` fail here. */
+const EnvelopeStruct = object({
+  method: string(),
+  params: optional(JsonObject),
+  profile: optional(nullable(ProfileName)),
+});
+
+type EnvelopeInput = Infer<typeof EnvelopeStruct>;
+
+export interface Envelope {
+  method: MethodName;
+  params: Record<string, unknown>;
+  profile: string | null;
+}
+
+export type EnvelopeOutcome = { ok: true; envelope: Envelope } | { ok: false; error: ErrorData };
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Content types the route accepts: JSON only, so a cross-site form post cannot reach a method. */
+export function isJsonContentType(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  const [type, ...parameters] = header.split(";").map((part) => part.trim().toLowerCase());
+  if (type !== "application/json") return false;
+  return parameters.every((parameter) => parameter === "" || parameter === "charset=utf-8");
+}
+
+export function parseEnvelope(body: Buffer): EnvelopeOutcome {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(utf8.decode(body));
+  } catch {
+    return invalid("The body is not valid UTF-8 JSON.");
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    return invalid("The body must be a JSON object.");
+  }
+  const [error, valid] = EnvelopeStruct.validate(parsed);
+  if (error !== undefined) {
+    const key = error.path[0];
+    if (key !== "method" && key !== "params" && key !== "profile") {
+      return invalid("The envelope allows only the fields method, params and profile.");
+    }
+    if (key === "params") return invalid("params must be a JSON object.");
+    if (key === "profile") return invalid("profile must be a nonblank string of at most 128 characters, or null.");
+    return invalid(error.value === undefined ? "method is required." : "method must be a string.");
+  }
+  return accept(valid);
+}
+
+function accept(valid: EnvelopeInput): EnvelopeOutcome {
+  if (!isMethodName(valid.method)) {
+    return { ok: false, error: { code: "UNKNOWN_METHOD", message: "The method is not one this route serves." } };
+  }
+  return { ok: true, envelope: { method: valid.method, params: valid.params ?? {}, profile: valid.profile ?? null } };
+}
+
+function invalid(message: string): EnvelopeOutcome {
+  return { ok: false, error: { code: "INVALID_PARAMS", message } };
+}

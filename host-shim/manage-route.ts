@@ -1,0 +1,87 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ErrorCode } from "../plugin/errors.js";
+import { ERROR_TABLE, UNAVAILABLE_MESSAGE } from "../plugin/errors.js";
+import { presentedToken, tokenMatches } from "./auth.js";
+import { drainAndLingerClose, hasUnreadBody, readBoundedBody } from "./body.js";
+import type { GatewayHost } from "./contract.js";
+import { type LocalInvoke, dispatch } from "./dispatch.js";
+import { isJsonContentType, parseEnvelope } from "./envelope.js";
+import { errorFrame, type Frame, writeFrame } from "./framing.js";
+import { passesOriginCheck } from "./origin.js";
+import type { DispatchFault } from "./pool.js";
+import { isSecureTransport } from "./transport.js";
+
+export const MANAGE_PATH = "/api/mcp/manage";
+
+const MESSAGES: Partial<Record<ErrorCode, string>> = {
+  SECURE_TRANSPORT_REQUIRED: "This route needs TLS or a loopback connection, from a page of this gateway.",
+  UNAUTHORIZED: "A valid gateway token is required.",
+  METHOD_NOT_ALLOWED: "This route answers POST only.",
+  TOO_LARGE: "The request body exceeds 256 KiB.",
+};
+
+interface RequestRecord {
+  method: string | null;
+  profile: string | null;
+  fault: DispatchFault | null;
+}
+
+/**
+ * The owner route, checked in the spec's order: transport, host/origin, token, body, envelope, then
+ * dispatch. Every response leaves through writeFrame; one log line per request names no header or body.
+ */
+export function createManageHandler(host: GatewayHost, invoke: LocalInvoke) {
+  const tokenHeader = (host.tokenHeader ?? "x-service-token").toLowerCase();
+  const allowedHosts = new Set((host.allowedHosts ?? []).map((name) => name.toLowerCase()));
+
+  return async function handleManage(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = process.hrtime.bigint();
+    const record: RequestRecord = { method: null, profile: null, fault: null };
+    res.once("finish", () => {
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      host.logger.info(
+        { route: MANAGE_PATH, method: record.method, status: res.statusCode, durationMs, profile: record.profile, fault: record.fault },
+        "mcp-manage request",
+      );
+    });
+    const frame = await answer(req, record).catch((): Frame => {
+      record.fault = "crash";
+      return errorFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE);
+    });
+    const unread = hasUnreadBody(req);
+    if (unread) drainAndLingerClose(req);
+    writeFrame(res, frame, { close: unread, allow: frame.status === 405 ? "POST" : undefined });
+  };
+
+  async function answer(req: IncomingMessage, record: RequestRecord): Promise<Frame> {
+    if (!isSecureTransport(req.socket)) return routeError("SECURE_TRANSPORT_REQUIRED");
+    if (!passesOriginCheck(single(req.headers.origin), req.headers.host, allowedHosts)) {
+      return routeError("SECURE_TRANSPORT_REQUIRED");
+    }
+    if (!tokenMatches(presentedToken(req.headers, tokenHeader), host.getGatewayToken())) {
+      return routeError("UNAUTHORIZED");
+    }
+    if (req.method !== "POST") return routeError("METHOD_NOT_ALLOWED");
+    if (!isJsonContentType(req.headers["content-type"])) {
+      return errorFrame(400, "INVALID_PARAMS", "Content-Type must be application/json.");
+    }
+    const body = await readBoundedBody(req);
+    if (body.kind === "too_large") return routeError("TOO_LARGE");
+    if (body.kind === "aborted") return errorFrame(400, "INVALID_PARAMS", "The request body was cut short.");
+    const parsed = parseEnvelope(body.body);
+    if (!parsed.ok) return errorFrame(ERROR_TABLE[parsed.error.code].status, parsed.error.code, parsed.error.message);
+    record.method = parsed.envelope.method;
+    const dispatched = await dispatch(parsed.envelope, host, invoke);
+    record.profile = dispatched.reachedProfile;
+    record.fault = dispatched.fault;
+    return dispatched.frame;
+  }
+}
+
+function routeError(code: keyof typeof MESSAGES & ErrorCode): Frame {
+  return errorFrame(ERROR_TABLE[code].status, code, MESSAGES[code] ?? code);
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(",") : value;
+}

@@ -1,0 +1,49 @@
+import { isIP } from "node:net";
+
+/**
+ * The shared host/origin check, for browsers: an http(s) Origin must name the same host as Host, and that
+ * host must be one this gateway answers to. A DNS-rebound name passes the same-host test but not the second.
+ * No Origin, or a non-web one (`app:`, `file:`, `null`), is not a browser page of another site and passes.
+ */
+export function passesOriginCheck(
+  originHeader: string | undefined,
+  hostHeader: string | undefined,
+  allowedHosts: ReadonlySet<string>,
+): boolean {
+  if (originHeader === undefined) return true;
+  let origin: URL;
+  try {
+    origin = new URL(originHeader);
+  } catch {
+    return !/^https?:/i.test(originHeader.trim());
+  }
+  if (origin.protocol !== "http:" && origin.protocol !== "https:") return true;
+  const host = hostNameOf(hostHeader);
+  if (host === null) return false;
+  if (normalizeHostName(origin.hostname) !== host) return false;
+  return isLoopbackHostName(host) || allowedHosts.has(host);
+}
+
+/** The host name of a Host header (`name`, `name:port`, `[v6]:port`), lower case; null when malformed. */
+export function hostNameOf(hostHeader: string | undefined): string | null {
+  if (hostHeader === undefined || hostHeader.length === 0 || hostHeader.length > 1024) return null;
+  try {
+    const url = new URL(`http://${hostHeader}`);
+    if (url.username !== "" || url.password !== "" || url.pathname !== "/" || url.search !== "") return null;
+    return normalizeHostName(url.hostname);
+  } catch {
+    return null;
+  }
+}
+
+export function normalizeHostName(name: string): string {
+  const lower = name.toLowerCase().replace(/\.$/, "");
+  return lower.startsWith("[") && lower.endsWith("]") ? lower.slice(1, -1) : lower;
+}
+
+export function isLoopbackHostName(name: string): boolean {
+  if (name === "localhost" || name.endsWith(".localhost")) return true;
+  if (name === "::1") return true;
+  if (name.startsWith("::ffff:")) return isLoopbackHostName(name.slice("::ffff:".length));
+  return isIP(name) === 4 && name.startsWith("127.");
+}

@@ -1,0 +1,82 @@
+import { fileURLToPath } from "node:url";
+import { MessageChannel } from "node:worker_threads";
+import { Piscina } from "piscina";
+import { UNAVAILABLE_MESSAGE } from "../plugin/errors.js";
+import type { MethodTask, MethodTaskResult } from "../plugin/task.js";
+import { errorFrame, type Frame, resultFrame } from "./framing.js";
+import type { PluginOptions } from "./options.js";
+import type { ProfileRuntime } from "./runtime.js";
+
+const DEFAULT_WORKER = fileURLToPath(new URL("../plugin/worker.js", import.meta.url));
+
+/** Why a task failed outside the method's control; logged by the caller, never returned. */
+export type DispatchFault = "timeout" | "crash" | "out_of_memory" | "queue_full" | "bad_result";
+
+export interface MethodRun {
+  frame: Frame;
+  fault: DispatchFault | null;
+}
+
+/**
+ * The worker pool. A method runs in a worker; a crash, an out-of-memory death or a timeout costs that
+ * worker only and becomes 503 UNAVAILABLE with a fixed message. Piscina replaces the worker.
+ */
+export class MethodPool {
+  private readonly piscina: Piscina<MethodTask, MethodTaskResult>;
+  private readonly taskTimeoutMs: number;
+
+  constructor(options: Readonly<PluginOptions["pool"]>) {
+    this.taskTimeoutMs = options.taskTimeoutMs;
+    this.piscina = new Piscina({
+      filename: options.workerFilename ?? DEFAULT_WORKER,
+      minThreads: options.minThreads,
+      maxThreads: options.maxThreads,
+      maxQueue: options.maxQueue,
+      idleTimeout: 60_000,
+      resourceLimits: { maxOldGenerationSizeMb: options.maxOldGenerationSizeMb },
+    });
+    // A worker that dies is reported per task; the pool-level event must not crash the gateway.
+    this.piscina.on("error", () => undefined);
+  }
+
+  async run(method: string, params: Record<string, unknown>, runtime: ProfileRuntime): Promise<MethodRun> {
+    const { port1, port2 } = new MessageChannel();
+    runtime.serve(port1);
+    try {
+      const task: MethodTask = { method, params, runtimePort: port2 };
+      // Aborting a running task makes piscina terminate its worker: a hung method cannot hold a thread.
+      const outcome = await this.piscina.run(task, {
+        transferList: [port2],
+        signal: AbortSignal.timeout(this.taskTimeoutMs),
+      });
+      return { frame: frameOf(outcome), fault: isWellFormed(outcome) ? null : "bad_result" };
+    } catch (error) {
+      return { frame: errorFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE), fault: classify(error) };
+    } finally {
+      port1.close();
+    }
+  }
+
+  async destroy(): Promise<void> {
+    await this.piscina.destroy();
+  }
+}
+
+function isWellFormed(outcome: MethodTaskResult): boolean {
+  return typeof outcome === "object" && outcome !== null && typeof outcome.ok === "boolean";
+}
+
+function frameOf(outcome: MethodTaskResult): Frame {
+  if (!isWellFormed(outcome)) return errorFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE);
+  if (outcome.ok) return resultFrame(outcome.result);
+  if (!outcome.expected) return errorFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE);
+  return errorFrame(400, outcome.error.code, outcome.error.message);
+}
+
+function classify(error: unknown): DispatchFault {
+  const { name, code, message } = (error ?? {}) as { name?: unknown; code?: unknown; message?: unknown };
+  if (name === "AbortError" || name === "TimeoutError") return "timeout";
+  if (code === "ERR_WORKER_OUT_OF_MEMORY") return "out_of_memory";
+  if (typeof message === "string" && /queue is full/i.test(message)) return "queue_full";
+  return "crash";
+}

@@ -1,0 +1,18 @@
+import type { Remote } from "./comlink.js";
+import { methodError } from "./errors.js";
+import type { Outcome, RuntimeApi } from "./runtime-api.js";
+
+/** What every method receives: its side effects come in through here, never from module scope. */
+export interface MethodContext {
+  runtime: Remote<RuntimeApi>;
+  now(): number;
+}
+
+export type MethodHandler = (params: Record<string, unknown>, context: MethodContext) => Promise<unknown>;
+
+/** Unwraps a runtime answer, turning its error data back into a method error with the same code. */
+export async function expectOk<T>(outcome: Promise<Outcome<T>>): Promise<T> {
+  const answer = await outcome;
+  if (answer.ok) return answer.value;
+  throw methodError(answer.error.code, answer.error.message);
+}

@@ -1,0 +1,10 @@
+import { object } from "superstruct";
+import { expectOk, type MethodContext } from "../method-context.js";
+import { validateParams } from "../validate.js";
+
+const ListParams = object({});
+
+export async function listConnections(params: Record<string, unknown>, { runtime }: MethodContext) {
+  validateParams(ListParams, params);
+  return expectOk(runtime.listConnections());
+}
