@@ -15,7 +15,11 @@ export interface Dispatched extends MethodRun {
  * No profile: this gateway's own runtime. A profile: the host's profile host, as `profiles.rpc`, and
  * never a fallback to the root when there is none.
  */
-export async function dispatch(envelope: Envelope, host: GatewayHost, local: LocalInvoke): Promise<Dispatched> {
+export async function dispatch(
+  envelope: Envelope,
+  host: GatewayHost,
+  local: LocalInvoke,
+): Promise<Dispatched> {
   if (envelope.profile === null) {
     return { ...(await local(envelope.method, envelope.params)), reachedProfile: null };
   }

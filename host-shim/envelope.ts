@@ -12,7 +12,10 @@ export const JsonObject = define<Record<string, unknown>>(
 
 const ProfileName = refine(string(), "ProfileName", (value) => {
   if (value.trim().length === 0) return "profile must not be blank";
-  return [...value].length <= MAX_PROFILE_CHARACTERS || `profile is longer than ${MAX_PROFILE_CHARACTERS} characters`;
+  return (
+    [...value].length <= MAX_PROFILE_CHARACTERS ||
+    `profile is longer than ${MAX_PROFILE_CHARACTERS} characters`
+  );
 });
 
 /** `object()` rejects every other key, so `jsonrpc`, `id` and `__proto__` fail here. */
@@ -59,7 +62,8 @@ export function parseEnvelope(body: Buffer): EnvelopeOutcome {
       return invalid("The envelope allows only the fields method, params and profile.");
     }
     if (key === "params") return invalid("params must be a JSON object.");
-    if (key === "profile") return invalid("profile must be a nonblank string of at most 128 characters, or null.");
+    if (key === "profile")
+      return invalid("profile must be a nonblank string of at most 128 characters, or null.");
     return invalid(error.value === undefined ? "method is required." : "method must be a string.");
   }
   return accept(valid);
@@ -67,9 +71,15 @@ export function parseEnvelope(body: Buffer): EnvelopeOutcome {
 
 function accept(valid: EnvelopeInput): EnvelopeOutcome {
   if (!isMethodName(valid.method)) {
-    return { ok: false, error: { code: "UNKNOWN_METHOD", message: "The method is not one this route serves." } };
+    return {
+      ok: false,
+      error: { code: "UNKNOWN_METHOD", message: "The method is not one this route serves." },
+    };
   }
-  return { ok: true, envelope: { method: valid.method, params: valid.params ?? {}, profile: valid.profile ?? null } };
+  return {
+    ok: true,
+    envelope: { method: valid.method, params: valid.params ?? {}, profile: valid.profile ?? null },
+  };
 }
 
 function invalid(message: string): EnvelopeOutcome {

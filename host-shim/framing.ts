@@ -1,7 +1,9 @@
 import type { ServerResponse } from "node:http";
 import type { ErrorData } from "../plugin/errors.js";
 
-export type Frame = { status: 200; body: { result: unknown } } | { status: number; body: { error: ErrorData } };
+export type Frame =
+  | { status: 200; body: { result: unknown } }
+  | { status: number; body: { error: ErrorData } };
 
 export function resultFrame(result: unknown): Frame {
   return { status: 200, body: { result } };
@@ -16,7 +18,11 @@ export function errorFrame(status: number, code: ErrorData["code"], message: str
  * `Cache-Control: no-store`, and no CORS header ever. `close` asks the client to drop the connection
  * (used when the request body was not read to its end).
  */
-export function writeFrame(res: ServerResponse, frame: Frame, options: { close?: boolean; allow?: string } = {}): void {
+export function writeFrame(
+  res: ServerResponse,
+  frame: Frame,
+  options: { close?: boolean; allow?: string } = {},
+): void {
   if (res.headersSent || res.writableEnded) return;
   const payload = JSON.stringify(frame.body);
   res.statusCode = frame.status;

@@ -4,7 +4,7 @@ import { ERROR_TABLE, UNAVAILABLE_MESSAGE } from "../plugin/errors.js";
 import { presentedToken, tokenMatches } from "./auth.js";
 import { drainAndLingerClose, hasUnreadBody, readBoundedBody } from "./body.js";
 import type { GatewayHost } from "./contract.js";
-import { type LocalInvoke, dispatch } from "./dispatch.js";
+import { dispatch, type LocalInvoke } from "./dispatch.js";
 import { isJsonContentType, parseEnvelope } from "./envelope.js";
 import { errorFrame, type Frame, writeFrame } from "./framing.js";
 import { passesOriginCheck } from "./origin.js";
@@ -40,7 +40,14 @@ export function createManageHandler(host: GatewayHost, invoke: LocalInvoke) {
     res.once("finish", () => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       host.logger.info(
-        { route: MANAGE_PATH, method: record.method, status: res.statusCode, durationMs, profile: record.profile, fault: record.fault },
+        {
+          route: MANAGE_PATH,
+          method: record.method,
+          status: res.statusCode,
+          durationMs,
+          profile: record.profile,
+          fault: record.fault,
+        },
         "mcp-manage request",
       );
     });
@@ -69,7 +76,8 @@ export function createManageHandler(host: GatewayHost, invoke: LocalInvoke) {
     if (body.kind === "too_large") return routeError("TOO_LARGE");
     if (body.kind === "aborted") return errorFrame(400, "INVALID_PARAMS", "The request body was cut short.");
     const parsed = parseEnvelope(body.body);
-    if (!parsed.ok) return errorFrame(ERROR_TABLE[parsed.error.code].status, parsed.error.code, parsed.error.message);
+    if (!parsed.ok)
+      return errorFrame(ERROR_TABLE[parsed.error.code].status, parsed.error.code, parsed.error.message);
     record.method = parsed.envelope.method;
     const dispatched = await dispatch(parsed.envelope, host, invoke);
     record.profile = dispatched.reachedProfile;

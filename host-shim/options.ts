@@ -21,7 +21,9 @@ export const PluginOptionsStruct = object({
 });
 
 export type PluginOptions = Infer<typeof PluginOptionsStruct>;
-export type PluginOptionsInput = Partial<Omit<PluginOptions, "pool">> & { pool?: Partial<PluginOptions["pool"]> };
+export type PluginOptionsInput = Partial<Omit<PluginOptions, "pool">> & {
+  pool?: Partial<PluginOptions["pool"]>;
+};
 
 /** Validated once at registration, then frozen: nothing downstream re-checks or mutates options. */
 export function resolveOptions(input: unknown): Readonly<PluginOptions> {

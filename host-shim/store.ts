@@ -55,7 +55,11 @@ export async function writeJsonAtomic(path: string, value: unknown, mode: number
   await writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`, { mode, fsync: true });
 }
 
-async function readJson<T>(path: string, struct: Parameters<typeof create<T, unknown>>[1], fallback: T): Promise<T> {
+async function readJson<T>(
+  path: string,
+  struct: Parameters<typeof create<T, unknown>>[1],
+  fallback: T,
+): Promise<T> {
   let text: string;
   try {
     text = await readFile(path, "utf8");

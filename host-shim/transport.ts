@@ -1,5 +1,5 @@
-import { isIPv4 } from "node:net";
 import type { Socket } from "node:net";
+import { isIPv4 } from "node:net";
 import type { TLSSocket } from "node:tls";
 
 /**

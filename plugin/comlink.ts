@@ -2,8 +2,8 @@
 import Comlink from "comlink";
 import nodeAdapter from "comlink/dist/umd/node-adapter.js";
 
-export { Comlink };
 export type { Remote } from "comlink";
+export { Comlink };
 
 type NodeEndpoint = typeof nodeAdapter.default;
 /** Adapts a node:worker_threads MessagePort to the Endpoint shape comlink expects. */

@@ -17,7 +17,10 @@ export const ERROR_TABLE = {
   },
   UNKNOWN_METHOD: { status: 400, when: "The method is outside the allowlist." },
   PROFILE_NOT_FOUND: { status: 404, when: "The profile host has no profile of that name." },
-  PROFILE_HOST_UNAVAILABLE: { status: 503, when: "A profile was requested but the gateway has no profile host." },
+  PROFILE_HOST_UNAVAILABLE: {
+    status: 503,
+    when: "A profile was requested but the gateway has no profile host.",
+  },
   UNAVAILABLE: {
     status: 503,
     when:

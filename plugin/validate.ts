@@ -1,4 +1,4 @@
-import { type Struct, StructError } from "superstruct";
+import type { Struct, StructError } from "superstruct";
 import { methodError } from "./errors.js";
 
 /**

@@ -12,6 +12,8 @@ export interface SendOptions {
   /** Send the body with Transfer-Encoding: chunked in pieces of this many bytes. */
   chunkSize?: number;
   ca?: string | undefined;
+  /** Skip certificate checks (only for a certificate generated inside a child process). */
+  insecure?: boolean;
   /** Local address to bind the client socket to. */
   localAddress?: string;
 }
@@ -34,7 +36,8 @@ export function send(options: SendOptions): Promise<Reply> {
         : undefined;
   const headers: Record<string, string | string[] | number> = { ...(options.headers ?? {}) };
   const chunked = options.chunkSize !== undefined;
-  if (body !== undefined && !chunked && !hasHeader(headers, "content-length")) headers["content-length"] = body.length;
+  if (body !== undefined && !chunked && !hasHeader(headers, "content-length"))
+    headers["content-length"] = body.length;
   if (chunked) headers["transfer-encoding"] = "chunked";
   const requestFn = target.protocol === "https:" ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
@@ -44,6 +47,7 @@ export function send(options: SendOptions): Promise<Reply> {
         method: options.method ?? "POST",
         headers,
         ca: options.ca,
+        rejectUnauthorized: options.insecure !== true,
         agent: false,
         ...(options.localAddress === undefined ? {} : { localAddress: options.localAddress }),
       },
@@ -69,7 +73,8 @@ export function send(options: SendOptions): Promise<Reply> {
       req.end();
     } else if (chunked) {
       const size = options.chunkSize ?? 16384;
-      for (let offset = 0; offset < body.length; offset += size) req.write(body.subarray(offset, offset + size));
+      for (let offset = 0; offset < body.length; offset += size)
+        req.write(body.subarray(offset, offset + size));
       req.end();
     } else {
       req.end(body);
@@ -92,6 +97,10 @@ export function manage(
     url,
     json: envelope,
     ...extra,
-    headers: { "content-type": "application/json", authorization: `Bearer ${token}`, ...(extra.headers ?? {}) },
+    headers: {
+      "content-type": "application/json",
+      authorization: `Bearer ${token}`,
+      ...(extra.headers ?? {}),
+    },
   });
 }
