@@ -3,6 +3,8 @@ import type { ErrorData } from "../plugin/errors.js";
 import { isMethodName, type MethodName } from "../plugin/method-names.js";
 
 const MAX_PROFILE_CHARACTERS = 128;
+/** Deeper JSON has no use here, and copying it to a worker could exhaust the stack. */
+const MAX_DEPTH = 64;
 
 /** A plain JSON object: not an array, not null, not a string. */
 export const JsonObject = define<Record<string, unknown>>(
@@ -55,6 +57,7 @@ export function parseEnvelope(body: Buffer): EnvelopeOutcome {
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     return invalid("The body must be a JSON object.");
   }
+  if (depthExceeds(parsed, MAX_DEPTH)) return invalid(`The body nests deeper than ${MAX_DEPTH} levels.`);
   const [error, valid] = EnvelopeStruct.validate(parsed);
   if (error !== undefined) {
     const key = error.path[0];
@@ -84,4 +87,15 @@ function accept(valid: EnvelopeInput): EnvelopeOutcome {
 
 function invalid(message: string): EnvelopeOutcome {
   return { ok: false, error: { code: "INVALID_PARAMS", message } };
+}
+
+function depthExceeds(root: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop() as [unknown, number];
+    if (typeof value !== "object" || value === null) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+  }
+  return false;
 }

@@ -18,6 +18,18 @@ export const PluginOptionsStruct = object({
   pool: defaulted(PoolOptions, {}),
   /** Redirect URIs (e.g. a mobile app's) that this gateway accepts for OAuth callbacks. */
   oauthRedirectUris: defaulted(size(array(size(string(), 1, 2048)), 0, 16), []),
+  /** The catalog of known servers; default: the catalog shipped with the package. */
+  catalogFile: optional(size(string(), 1, 4096)),
+  live: defaulted(
+    object({
+      /** How long one connect or discovery attempt may take. */
+      connectTimeoutMs: defaulted(max(min(integer(), 100), 120_000), 15_000),
+      /** Reconnect backoff of a dropped server: first delay and ceiling. */
+      backoffInitialMs: defaulted(max(min(integer(), 10), 60_000), 500),
+      backoffMaxMs: defaulted(max(min(integer(), 10), 600_000), 30_000),
+    }),
+    {},
+  ),
 });
 
 export type PluginOptions = Infer<typeof PluginOptionsStruct>;
@@ -37,5 +49,6 @@ export function resolveOptions(input: unknown): Readonly<PluginOptions> {
   }
   Object.freeze(options.pool);
   Object.freeze(options.oauthRedirectUris);
+  Object.freeze(options.live);
   return Object.freeze(options);
 }

@@ -44,6 +44,15 @@ export function normalizeHostName(name: string): string {
 export function isLoopbackHostName(name: string): boolean {
   if (name === "localhost" || name.endsWith(".localhost")) return true;
   if (name === "::1") return true;
-  if (name.startsWith("::ffff:")) return isLoopbackHostName(name.slice("::ffff:".length));
+  if (name.startsWith("::ffff:")) return isLoopbackHostName(mappedToDotted(name.slice("::ffff:".length)));
   return isIP(name) === 4 && name.startsWith("127.");
+}
+
+/** The URL parser writes [::ffff:127.0.0.1] as [::ffff:7f00:1]; turn the hex tail back into dotted IPv4. */
+function mappedToDotted(tail: string): string {
+  const hex = /^([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(tail);
+  if (hex === null) return tail;
+  const high = Number.parseInt(hex[1] ?? "0", 16);
+  const low = Number.parseInt(hex[2] ?? "0", 16);
+  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
 }

@@ -39,11 +39,16 @@ export class MethodPool {
     this.piscina.on("error", () => undefined);
   }
 
-  async run(method: string, params: Record<string, unknown>, runtime: ProfileRuntime): Promise<MethodRun> {
+  async run(
+    method: string,
+    params: Record<string, unknown>,
+    runtime: ProfileRuntime,
+    kind: MethodTask["kind"] = "method",
+  ): Promise<MethodRun> {
     const { port1, port2 } = new MessageChannel();
     runtime.serve(port1);
     try {
-      const task: MethodTask = { method, params, runtimePort: port2 };
+      const task: MethodTask = { kind, method, params, runtimePort: port2 };
       // Aborting a running task makes piscina terminate its worker: a hung method cannot hold a thread.
       const outcome = await this.piscina.run(task, {
         transferList: [port2],

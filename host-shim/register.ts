@@ -1,25 +1,56 @@
 import { METHOD_NAMES } from "../plugin/method-names.js";
+import { DEFAULT_CATALOG, loadCatalog } from "./catalog.js";
 import type { GatewayHost, GatewayMethodFailure } from "./contract.js";
+import { createLiveManager } from "./live-factory.js";
 import { createManageHandler, MANAGE_PATH } from "./manage-route.js";
 import { type PluginOptionsInput, resolveOptions } from "./options.js";
 import { MethodPool, type MethodRun } from "./pool.js";
 import { ProfileRuntime } from "./runtime.js";
+import { ProfileStore } from "./store.js";
 
 export interface PluginHandle {
   /** Runs a method on this gateway's own runtime, as the route does for a request without a profile. */
   invoke(method: string, params: Record<string, unknown>): Promise<MethodRun>;
-  /** Stops the pool and releases the state directory. */
+  /** Setup steps still running in the pool (discovery, authorization), for an orderly shutdown. */
+  idle(): Promise<void>;
+  /** Stops the pool and the live connections, and releases the state directory. */
   close(): Promise<void>;
 }
 
 /**
- * Loads the plugin into one gateway (or one profile of a multi-profile gateway): opens its runtime,
- * starts its worker pool, registers the owner route and the gateway methods its profile host calls.
+ * Loads the plugin into one gateway (or one profile of a multi-profile gateway): opens its state,
+ * starts its worker pool and live connections, registers the owner route and the gateway methods its
+ * profile host calls.
  */
 export async function register(host: GatewayHost, input?: PluginOptionsInput): Promise<PluginHandle> {
   const options = resolveOptions(input);
-  const runtime = await ProfileRuntime.open(host, null, options);
+  const catalog = loadCatalog(options.catalogFile ?? DEFAULT_CATALOG);
+  const store = await ProfileStore.open(host.stateDir);
   const pool = new MethodPool(options.pool);
+  const steps = new Set<Promise<unknown>>();
+  const now = () => Date.now();
+  const live = createLiveManager(host, store, options, now);
+  const runtime: ProfileRuntime = new ProfileRuntime({
+    host,
+    store,
+    catalog,
+    live,
+    options,
+    now,
+    runStep: (step, id) => {
+      const running = pool.run(step, { id }, runtime, "step").then(async ({ frame, fault }) => {
+        if ("result" in frame.body) return;
+        // A step that died leaves its operation failed, never stuck in checking.
+        if (fault !== null) host.logger.warn({ step, fault }, "mcp-manage setup step failed");
+        const error =
+          fault === null ? frame.body.error : { code: "CONNECTION_FAILED" as const, message: "The setup step failed." };
+        await runtime.api.fail(id, error);
+      });
+      steps.add(running);
+      void running.finally(() => steps.delete(running));
+    },
+  });
+  await runtime.start();
   const invoke = (method: string, params: Record<string, unknown>) => pool.run(method, params, runtime);
 
   host.registerHttpRoute({ path: MANAGE_PATH, match: "exact", handler: createManageHandler(host, invoke) });
@@ -35,6 +66,9 @@ export async function register(host: GatewayHost, input?: PluginOptionsInput): P
   let closing: Promise<void> | undefined;
   return {
     invoke,
+    idle: async () => {
+      while (steps.size > 0) await Promise.allSettled([...steps]);
+    },
     close: () => {
       closing ??= pool.destroy().finally(() => runtime.close());
       return closing;

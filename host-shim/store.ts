@@ -1,49 +1,122 @@
+import { randomBytes } from "node:crypto";
 import { mkdir, open, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { create, type Infer, literal, object, record, string, unknown } from "superstruct";
 import writeFileAtomic from "write-file-atomic";
+import type { AuthorizationTransaction, OAuthServerBinding, StoredClient, StoredTokens } from "../plugin/mcp-client/types.js";
+import type { OperationRecord, ServerLocation } from "../plugin/setup/operation.js";
+import type { PermissionsInput } from "../plugin/setup/params.js";
 
-const ConnectionsFile = object({
-  version: literal(1),
-  connections: record(string(), unknown()),
-});
-export type ConnectionsConfig = Infer<typeof ConnectionsFile>;
+/** A published connection: what an owner would read in connections.json. No secret value, only names. */
+export interface PublishedConnection {
+  source: "catalog" | "custom";
+  catalogId: string | null;
+  server: ServerLocation;
+  envKeys: string[];
+  headerKeys: string[];
+  enabled: boolean;
+  oauth: boolean;
+  permissions: PermissionsInput & { approved: Record<string, string> };
+  updatedAt: string;
+}
+
+export interface ConnectionsFile {
+  version: 1;
+  connections: Record<string, PublishedConnection>;
+}
+
+export interface OAuthSecrets {
+  binding: OAuthServerBinding;
+  client: StoredClient;
+  tokens: StoredTokens | null;
+}
+
+export interface ConnectionSecrets {
+  env: Record<string, string>;
+  headers: Record<string, string>;
+  oauth: OAuthSecrets | null;
+}
+
+export interface OperationSecrets {
+  env: Record<string, string>;
+  headers: Record<string, string>;
+  transaction: AuthorizationTransaction | null;
+  oauth: OAuthSecrets | null;
+}
+
+export interface SecretsFile {
+  version: 1;
+  /** Keys the params digests of operations, so a digest in state.json cannot confirm a guessed secret. */
+  digestKey: string;
+  connections: Record<string, ConnectionSecrets>;
+  operations: Record<string, OperationSecrets>;
+}
+
+export interface Tombstone {
+  name: string;
+  requestId: string;
+  at: number;
+}
+
+export interface StateFile {
+  version: 1;
+  operations: Record<string, OperationRecord>;
+  tombstones: Tombstone[];
+}
 
 const LOCK_FILE = "gateway.lock";
-const CONNECTIONS_FILE = "connections.json";
+
+/** A JSON file written atomically (temp file, fsync, rename): a crash leaves it old or new, never torn. */
+class JsonFile<T> {
+  constructor(
+    readonly path: string,
+    private readonly mode: number,
+    public value: T,
+  ) {}
+
+  /** Takes the new value at once (readers see it) and resolves when it is durable. */
+  async write(next: T): Promise<void> {
+    this.value = next;
+    await writeFileAtomic(this.path, `${JSON.stringify(next, null, 2)}\n`, { mode: this.mode, fsync: true });
+  }
+}
 
 /**
  * One profile's state directory. The runtime is its only writer; a lock file keeps a second gateway
- * from sharing it; every write is atomic (temp file, fsync, rename), so a crash leaves each file whole.
+ * from sharing it. connections.json is the published config; secrets.json (0600) holds tokens, client
+ * registrations and credential values; state.json holds operations and cancelled request ids.
  */
 export class ProfileStore {
   private constructor(
     readonly dir: string,
-    private connections: ConnectionsConfig,
+    readonly connections: JsonFile<ConnectionsFile>,
+    readonly secrets: JsonFile<SecretsFile>,
+    readonly state: JsonFile<StateFile>,
   ) {}
 
   static async open(dir: string): Promise<ProfileStore> {
     await mkdir(dir, { recursive: true, mode: 0o700 });
     await acquireLock(join(dir, LOCK_FILE));
     try {
-      const connections = await readJson(join(dir, CONNECTIONS_FILE), ConnectionsFile, {
+      const connections = await load<ConnectionsFile>(join(dir, "connections.json"), 0o600, () => ({
         version: 1,
         connections: {},
-      });
-      return new ProfileStore(dir, connections);
+      }));
+      const secrets = await load<SecretsFile>(join(dir, "secrets.json"), 0o600, () => ({
+        version: 1,
+        digestKey: randomBytes(32).toString("base64url"),
+        connections: {},
+        operations: {},
+      }));
+      const state = await load<StateFile>(join(dir, "state.json"), 0o600, () => ({
+        version: 1,
+        operations: {},
+        tombstones: [],
+      }));
+      return new ProfileStore(dir, connections, secrets, state);
     } catch (error) {
       await releaseLock(join(dir, LOCK_FILE));
       throw error;
     }
-  }
-
-  connectionsConfig(): Readonly<ConnectionsConfig> {
-    return this.connections;
-  }
-
-  async publishConnections(next: ConnectionsConfig): Promise<void> {
-    await writeJsonAtomic(join(this.dir, CONNECTIONS_FILE), next, 0o600);
-    this.connections = next;
   }
 
   async close(): Promise<void> {
@@ -51,27 +124,26 @@ export class ProfileStore {
   }
 }
 
-export async function writeJsonAtomic(path: string, value: unknown, mode: number): Promise<void> {
-  await writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`, { mode, fsync: true });
-}
-
-async function readJson<T>(
-  path: string,
-  struct: Parameters<typeof create<T, unknown>>[1],
-  fallback: T,
-): Promise<T> {
+async function load<T extends { version: number }>(path: string, mode: number, fresh: () => T): Promise<JsonFile<T>> {
   let text: string;
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    if ((error as { code?: unknown }).code === "ENOENT") return fallback;
-    throw error;
+    if ((error as { code?: unknown }).code !== "ENOENT") throw error;
+    const file = new JsonFile(path, mode, fresh());
+    await file.write(file.value);
+    return file;
   }
+  let parsed: unknown;
   try {
-    return create(JSON.parse(text), struct);
+    parsed = JSON.parse(text);
   } catch {
-    throw new Error(`mcp-manage: ${path} is not a valid state file; fix or move it aside`);
+    throw new Error(`mcp-manage: ${path} is not valid JSON; fix or move it aside`);
   }
+  if (typeof parsed !== "object" || parsed === null || (parsed as { version?: unknown }).version !== 1) {
+    throw new Error(`mcp-manage: ${path} is not a version 1 state file; fix or move it aside`);
+  }
+  return new JsonFile(path, mode, { ...fresh(), ...(parsed as T) });
 }
 
 async function acquireLock(path: string): Promise<void> {

@@ -5,9 +5,9 @@ import type { MethodName } from "./method-names.js";
  * runtime can support it; a method whose feature is not built answers UNAVAILABLE.
  */
 export const BUILT_FEATURES = {
-  connectionSetup: false,
-  nativeOAuth: false,
-  explicitPermissions: false,
+  connectionSetup: true,
+  nativeOAuth: true,
+  explicitPermissions: true,
   chatSetup: false,
   externalAgentAccess: false,
 } as const;

@@ -14,5 +14,7 @@ export type MethodHandler = (params: Record<string, unknown>, context: MethodCon
 export async function expectOk<T>(outcome: Promise<Outcome<T>>): Promise<T> {
   const answer = await outcome;
   if (answer.ok) return answer.value;
+  // An unexpected failure in the runtime stays unexpected here: it must become 503, not a method's 400.
+  if (!answer.expected) throw new Error("the runtime failed unexpectedly");
   throw methodError(answer.error.code, answer.error.message);
 }

@@ -3,6 +3,8 @@ import type { ErrorData } from "./errors.js";
 
 /** One piscina task: a validated envelope's method and params, and a port to the profile's runtime. */
 export interface MethodTask {
+  /** A wire method, or a setup step the runtime runs detached from any request. */
+  kind: "method" | "step";
   method: string;
   params: Record<string, unknown>;
   runtimePort: MessagePort;

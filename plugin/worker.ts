@@ -1,6 +1,7 @@
 import { Comlink, nodeEndpoint } from "./comlink.js";
 import { methodError, toErrorData } from "./errors.js";
 import { METHOD_HANDLERS } from "./methods/index.js";
+import { STEP_HANDLERS } from "./steps/index.js";
 import type { RuntimeApi } from "./runtime-api.js";
 import type { MethodTask, MethodTaskResult } from "./task.js";
 
@@ -8,7 +9,7 @@ import type { MethodTask, MethodTaskResult } from "./task.js";
 export default async function runMethodTask(task: MethodTask): Promise<MethodTaskResult> {
   const runtime = Comlink.wrap<RuntimeApi>(nodeEndpoint(task.runtimePort));
   try {
-    const handler = METHOD_HANDLERS.get(task.method);
+    const handler = (task.kind === "step" ? STEP_HANDLERS : METHOD_HANDLERS).get(task.method);
     if (handler === undefined) throw methodError("UNKNOWN_METHOD", "The method is not on the allowlist.");
     const result = await handler(task.params, { runtime, now: Date.now });
     return { ok: true, result };

@@ -2,12 +2,28 @@ import { BUILT_FEATURES, METHOD_FEATURE } from "../features.js";
 import type { MethodHandler } from "../method-context.js";
 import { METHOD_NAMES, type MethodName } from "../method-names.js";
 import { capabilities } from "./mcp.capabilities.js";
+import { connectionAction } from "./mcp.connections.action.js";
 import { listConnections } from "./mcp.connections.list.js";
+import { beginSetup } from "./mcp.setup.begin.js";
+import { setupCallback } from "./mcp.setup.callback.js";
+import { setupCancel } from "./mcp.setup.cancel.js";
+import { setupCancelRequest } from "./mcp.setup.cancel_request.js";
+import { setupConfirm } from "./mcp.setup.confirm.js";
+import { setupPending } from "./mcp.setup.pending.js";
+import { setupStatus } from "./mcp.setup.status.js";
 import { unavailable } from "./unavailable.js";
 
 const IMPLEMENTED: Partial<Record<MethodName, MethodHandler>> = {
   "mcp.capabilities": capabilities,
   "mcp.connections.list": listConnections,
+  "mcp.connections.action": connectionAction,
+  "mcp.setup.begin": beginSetup,
+  "mcp.setup.status": setupStatus,
+  "mcp.setup.pending": setupPending,
+  "mcp.setup.confirm": setupConfirm,
+  "mcp.setup.callback": setupCallback,
+  "mcp.setup.cancel": setupCancel,
+  "mcp.setup.cancel_request": setupCancelRequest,
 };
 
 function handlerFor(name: MethodName): MethodHandler {

@@ -1,0 +1,8 @@
+import { expectOk, type MethodContext } from "../method-context.js";
+import { IdParams } from "../setup/params.js";
+import { validateParams } from "../validate.js";
+
+export async function setupStatus(params: Record<string, unknown>, { runtime }: MethodContext) {
+  const { id } = validateParams(IdParams, params);
+  return expectOk(runtime.operation(id));
+}
