@@ -31,7 +31,9 @@ const CatalogEntry = object({
   command: optional(size(string(), 1, 1024)),
   args: optional(array(string())),
   fields: array(CatalogField),
-  oauthClient: optional(nullable(object({ clientId: size(string(), 1, 512), clientSecret: optional(string()) }))),
+  oauthClient: optional(
+    nullable(object({ clientId: size(string(), 1, 512), clientSecret: optional(string()) })),
+  ),
 });
 export type CatalogEntry = Infer<typeof CatalogEntry>;
 

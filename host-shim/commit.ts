@@ -27,18 +27,25 @@ type Action = "enable" | "disable" | "retry" | "remove";
 export class Committer {
   constructor(private readonly deps: CommitDeps) {}
 
-  async confirm(id: string, decision: PermissionsInput, approved: Record<string, string>): Promise<OperationSnapshot> {
+  async confirm(
+    id: string,
+    decision: PermissionsInput,
+    approved: Record<string, string>,
+  ): Promise<OperationSnapshot> {
     const record = this.deps.operations.get(id);
     if (record.phase !== "review") {
       if (record.permissions !== null) {
         if (isDeepStrictEqual(record.permissions, decision)) return snapshotOf(record);
         throw methodError("CONFLICT", "A different permission decision was already confirmed.");
       }
-      if (record.phase === "expired") throw methodError("EXPIRED", "The operation expired; start a fresh setup.");
+      if (record.phase === "expired")
+        throw methodError("EXPIRED", "The operation expired; start a fresh setup.");
       if (record.phase === "cancelled") throw methodError("CANCELLED", "The operation was cancelled.");
       throw methodError("NOT_READY", `The operation is ${record.phase}; confirm needs review.`);
     }
-    const committing = await this.deps.operations.transition(id, ["review"], "committing", { permissions: decision });
+    const committing = await this.deps.operations.transition(id, ["review"], "committing", {
+      permissions: decision,
+    });
     if (committing === null) return this.deps.operations.snapshot(id);
     return this.publishAndApply(committing, { ...decision, approved });
   }
@@ -54,7 +61,8 @@ export class Committer {
     const record = this.deps.operations.get(id);
     if (record.phase === "cancelled") return snapshotOf(record);
     if (record.phase === "committing") {
-      if (!record.saved) throw methodError("BUSY", "The operation is publishing its configuration; try again.");
+      if (!record.saved)
+        throw methodError("BUSY", "The operation is publishing its configuration; try again.");
       const failed = await this.deps.operations.fail(id, ["committing"], {
         code: "APPLY_INTERRUPTED",
         message: "Cancelled after the configuration was saved; it stays saved.",
@@ -207,7 +215,10 @@ export class Committer {
 
   private async publish(name: string, published: PublishedConnection): Promise<void> {
     const { connections } = this.deps.store;
-    await connections.write({ ...connections.value, connections: { ...connections.value.connections, [name]: published } });
+    await connections.write({
+      ...connections.value,
+      connections: { ...connections.value.connections, [name]: published },
+    });
   }
 
   private apply(name: string): Promise<LiveStatus> {

@@ -11,5 +11,11 @@ export function createLiveManager(
   _now: () => number,
 ): LiveManager {
   const unavailable = () => Promise.reject(new Error("live connections are not built yet"));
-  return { available: false, apply: unavailable, remove: unavailable, status: () => null, close: async () => undefined };
+  return {
+    available: false,
+    apply: unavailable,
+    remove: unavailable,
+    status: () => null,
+    close: async () => undefined,
+  };
 }

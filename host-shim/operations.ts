@@ -55,7 +55,10 @@ export class OperationTable {
     this.sweep();
     const state = this.store.state.value;
     if (state.tombstones.some((stone) => stone.requestId === input.requestId)) {
-      throw methodError("CANCELLED", "This requestId was cancelled; start a fresh setup with a fresh requestId.");
+      throw methodError(
+        "CANCELLED",
+        "This requestId was cancelled; start a fresh setup with a fresh requestId.",
+      );
     }
     const digest = this.digest(input.paramsForDigest);
     const existing = Object.values(state.operations).find((record) => record.requestId === input.requestId);
@@ -65,14 +68,20 @@ export class OperationTable {
       }
       return { record: existing, created: false };
     }
-    const live = Object.values(state.operations).find((record) => record.name === input.name && !isTerminal(record.phase));
-    if (live !== undefined) throw methodError("BUSY", `Another operation (${live.id}) is in progress for ${input.name}.`);
+    const live = Object.values(state.operations).find(
+      (record) => record.name === input.name && !isTerminal(record.phase),
+    );
+    if (live !== undefined)
+      throw methodError("BUSY", `Another operation (${live.id}) is in progress for ${input.name}.`);
     if (Object.keys(state.operations).length >= MAX_OPERATIONS) {
       throw methodError("BUSY", "Too many retained operations; wait for old ones to expire.");
     }
     const configured = this.isConfigured(input.name);
     if (input.intent === "connect" && configured) {
-      throw methodError("CONFIG_INVALID", `${input.name} is already configured; use intent reauthorize or permissions.`);
+      throw methodError(
+        "CONFIG_INVALID",
+        `${input.name} is already configured; use intent reauthorize or permissions.`,
+      );
     }
     if (input.intent !== "connect" && !configured) {
       throw methodError("NOT_FOUND", `No connection named ${input.name} is configured.`);
@@ -116,7 +125,10 @@ export class OperationTable {
     this.sweep();
     const record = this.store.state.value.operations[id];
     if (record === undefined || !Object.hasOwn(this.store.state.value.operations, id)) {
-      throw methodError("NOT_FOUND", "No operation with that id (finished operations are kept for one hour).");
+      throw methodError(
+        "NOT_FOUND",
+        "No operation with that id (finished operations are kept for one hour).",
+      );
     }
     return record;
   }
@@ -135,7 +147,8 @@ export class OperationTable {
 
   secretsOf(id: string): OperationSecrets {
     const secrets = this.store.secrets.value.operations[id];
-    if (secrets === undefined) throw methodError("NOT_FOUND", "That operation holds no credentials any more.");
+    if (secrets === undefined)
+      throw methodError("NOT_FOUND", "That operation holds no credentials any more.");
     return secrets;
   }
 
@@ -166,7 +179,10 @@ export class OperationTable {
   async setSecrets(id: string, change: Partial<OperationSecrets>): Promise<void> {
     const secrets = this.store.secrets.value;
     const current = this.secretsOf(id);
-    await this.store.secrets.write({ ...secrets, operations: { ...secrets.operations, [id]: { ...current, ...change } } });
+    await this.store.secrets.write({
+      ...secrets,
+      operations: { ...secrets.operations, [id]: { ...current, ...change } },
+    });
   }
 
   async update(id: string, changes: Partial<OperationRecord>): Promise<OperationRecord> {

@@ -43,7 +43,9 @@ export async function register(host: GatewayHost, input?: PluginOptionsInput): P
         // A step that died leaves its operation failed, never stuck in checking.
         if (fault !== null) host.logger.warn({ step, fault }, "mcp-manage setup step failed");
         const error =
-          fault === null ? frame.body.error : { code: "CONNECTION_FAILED" as const, message: "The setup step failed." };
+          fault === null
+            ? frame.body.error
+            : { code: "CONNECTION_FAILED" as const, message: "The setup step failed." };
         await runtime.api.fail(id, error);
       });
       steps.add(running);

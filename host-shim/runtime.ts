@@ -48,7 +48,9 @@ export class ProfileRuntime {
 
   constructor(private readonly deps: RuntimeDeps) {
     const { store, now } = deps;
-    this.operations = new OperationTable(store, now, (name) => Object.hasOwn(store.connections.value.connections, name));
+    this.operations = new OperationTable(store, now, (name) =>
+      Object.hasOwn(store.connections.value.connections, name),
+    );
     this.committer = new Committer({ ...deps, operations: this.operations });
     this.api = {
       describe: () => settle(() => this.describe()),
@@ -162,12 +164,16 @@ export class ProfileRuntime {
     } else {
       const location = draftLocation(operation.draft, this.deps.catalog);
       if (location === null) throw methodError("CONFIG_INVALID", "The draft's server is no longer known.");
-      entry = operation.draft.kind === "catalog" ? (this.deps.catalog.get(operation.draft.catalogId) ?? null) : null;
+      entry =
+        operation.draft.kind === "catalog"
+          ? (this.deps.catalog.get(operation.draft.catalogId) ?? null)
+          : null;
       target = targetOf(location, { env: opSecrets?.env ?? {}, headers: opSecrets?.headers ?? {} }, entry);
     }
     const preRegistered = entry?.oauthClient ?? null;
     const reuse = operation.intent === "connect" ? null : (connectionSecrets?.oauth ?? null);
-    const tokens = opSecrets?.oauth?.tokens ?? (operation.intent === "permissions" ? reuse?.tokens : null) ?? null;
+    const tokens =
+      opSecrets?.oauth?.tokens ?? (operation.intent === "permissions" ? reuse?.tokens : null) ?? null;
     return {
       operation,
       target,
@@ -177,7 +183,9 @@ export class ProfileRuntime {
           : { clientId: preRegistered.clientId, clientSecret: preRegistered.clientSecret ?? null, raw: {} },
       accessToken: tokens?.accessToken ?? null,
       knownClient:
-        reuse === null ? null : { client: reuse.client, authorizationServerUrl: reuse.binding.authorizationServerUrl },
+        reuse === null
+          ? null
+          : { client: reuse.client, authorizationServerUrl: reuse.binding.authorizationServerUrl },
       transaction: opSecrets?.transaction ?? null,
     };
   }
@@ -214,7 +222,8 @@ export class ProfileRuntime {
     }
     if (record.phase !== "awaiting_authorization") throw phaseError(record.phase, "awaiting_authorization");
     const transaction = this.operations.secretsOf(id).transaction;
-    if (transaction === null) throw methodError("OAUTH_INVALID", "This operation has no authorization in flight.");
+    if (transaction === null)
+      throw methodError("OAUTH_INVALID", "This operation has no authorization in flight.");
     // Claimed in memory before any await: a concurrent second callback sees it taken.
     const claimed = await this.operations.transition(id, ["awaiting_authorization"], "checking", {
       callbackDigest: digest,

@@ -2,7 +2,12 @@ import { randomBytes } from "node:crypto";
 import { mkdir, open, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import writeFileAtomic from "write-file-atomic";
-import type { AuthorizationTransaction, OAuthServerBinding, StoredClient, StoredTokens } from "../plugin/mcp-client/types.js";
+import type {
+  AuthorizationTransaction,
+  OAuthServerBinding,
+  StoredClient,
+  StoredTokens,
+} from "../plugin/mcp-client/types.js";
 import type { OperationRecord, ServerLocation } from "../plugin/setup/operation.js";
 import type { PermissionsInput } from "../plugin/setup/params.js";
 
@@ -124,7 +129,11 @@ export class ProfileStore {
   }
 }
 
-async function load<T extends { version: number }>(path: string, mode: number, fresh: () => T): Promise<JsonFile<T>> {
+async function load<T extends { version: number }>(
+  path: string,
+  mode: number,
+  fresh: () => T,
+): Promise<JsonFile<T>> {
   let text: string;
   try {
     text = await readFile(path, "utf8");

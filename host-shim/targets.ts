@@ -29,7 +29,10 @@ export function targetOf(
   return { kind: "stdio", command: location.command, args: location.args, env };
 }
 
-export function draftLocation(draft: Draft, catalog: ReadonlyMap<string, CatalogEntry>): ServerLocation | null {
+export function draftLocation(
+  draft: Draft,
+  catalog: ReadonlyMap<string, CatalogEntry>,
+): ServerLocation | null {
   if (draft.kind === "custom") return draft.server;
   if (draft.kind === "catalog") {
     const entry = catalog.get(draft.catalogId);

@@ -26,14 +26,29 @@ export const ERROR_TABLE = {
     status: 400,
     when: "The same requestId or id was used with different params, or a different decision was already made.",
   },
-  BUSY: { status: 400, when: "Another live operation holds that connection name, or the operation is committing." },
-  CANCELLED: { status: 400, when: "The operation or requestId was cancelled; a fresh setup needs a fresh requestId." },
-  NOT_READY: { status: 400, when: "The operation is not in the phase this method needs (e.g. confirm before review)." },
+  BUSY: {
+    status: 400,
+    when: "Another live operation holds that connection name, or the operation is committing.",
+  },
+  CANCELLED: {
+    status: 400,
+    when: "The operation or requestId was cancelled; a fresh setup needs a fresh requestId.",
+  },
+  NOT_READY: {
+    status: 400,
+    when: "The operation is not in the phase this method needs (e.g. confirm before review).",
+  },
   EXPIRED: { status: 400, when: "The operation passed its 600 s lifetime." },
-  CONFIG_INVALID: { status: 400, when: "The draft names an unknown catalog entry, undeclared fields, or a bad config." },
+  CONFIG_INVALID: {
+    status: 400,
+    when: "The draft names an unknown catalog entry, undeclared fields, or a bad config.",
+  },
   CONNECTION_FAILED: { status: 400, when: "The server could not be reached or is not a usable MCP server." },
   OAUTH_INVALID: { status: 400, when: "The OAuth flow failed: bad callback, state mismatch, refused grant." },
-  APPLY_FAILED: { status: 400, when: "The configuration was saved but could not be applied to the live runtime." },
+  APPLY_FAILED: {
+    status: 400,
+    when: "The configuration was saved but could not be applied to the live runtime.",
+  },
   APPLY_INTERRUPTED: { status: 400, when: "The operation was cancelled after its configuration was saved." },
   UNAVAILABLE: {
     status: 503,

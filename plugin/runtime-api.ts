@@ -81,12 +81,16 @@ export interface StepInput {
   transaction: AuthorizationTransaction | null;
 }
 
-export type CallbackClaim = { kind: "proceed"; transaction: AuthorizationTransaction } | { kind: "duplicate" };
+export type CallbackClaim =
+  | { kind: "proceed"; transaction: AuthorizationTransaction }
+  | { kind: "duplicate" };
 
 export interface RuntimeApi {
   describe(): Promise<Outcome<RuntimeDescription>>;
   listConnections(): Promise<Outcome<ConnectionsView>>;
-  catalogEntry(id: string): Promise<Outcome<CatalogEntryView & { server: { url: string } | { command: string; args: string[] } }>>;
+  catalogEntry(
+    id: string,
+  ): Promise<Outcome<CatalogEntryView & { server: { url: string } | { command: string; args: string[] } }>>;
   begin(input: BeginInput): Promise<Outcome<OperationSnapshot>>;
   operation(id: string): Promise<Outcome<OperationSnapshot>>;
   operations(filter: { sessionKey?: string | undefined }): Promise<Outcome<OperationSnapshot[]>>;
@@ -99,10 +103,19 @@ export interface RuntimeApi {
     id: string,
     oauth: { transaction: AuthorizationTransaction; tokens: import("./mcp-client/types.js").StoredTokens },
   ): Promise<Outcome<OperationSnapshot>>;
-  confirm(id: string, decision: PermissionsInput, approved: Record<string, string>): Promise<Outcome<OperationSnapshot>>;
+  confirm(
+    id: string,
+    decision: PermissionsInput,
+    approved: Record<string, string>,
+  ): Promise<Outcome<OperationSnapshot>>;
   cancel(id: string): Promise<Outcome<OperationSnapshot>>;
-  cancelRequest(name: string, requestId: string): Promise<Outcome<{ cancelled: true; operation: OperationSnapshot | null }>>;
-  action(input: { name: string; requestId: string; action: "enable" | "disable" | "retry" | "remove" }): Promise<
-    Outcome<OperationSnapshot>
-  >;
+  cancelRequest(
+    name: string,
+    requestId: string,
+  ): Promise<Outcome<{ cancelled: true; operation: OperationSnapshot | null }>>;
+  action(input: {
+    name: string;
+    requestId: string;
+    action: "enable" | "disable" | "retry" | "remove";
+  }): Promise<Outcome<OperationSnapshot>>;
 }

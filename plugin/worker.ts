@@ -1,8 +1,8 @@
 import { Comlink, nodeEndpoint } from "./comlink.js";
 import { methodError, toErrorData } from "./errors.js";
 import { METHOD_HANDLERS } from "./methods/index.js";
-import { STEP_HANDLERS } from "./steps/index.js";
 import type { RuntimeApi } from "./runtime-api.js";
+import { STEP_HANDLERS } from "./steps/index.js";
 import type { MethodTask, MethodTaskResult } from "./task.js";
 
 /** The piscina worker entry: runs one wire method against the runtime reached through the task's port. */

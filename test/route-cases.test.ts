@@ -338,7 +338,9 @@ describe("owner route: request case coverage", () => {
       const { status, code } = requestCase.expect;
       // A method's own params check answers INVALID_PARAMS from the worker; such cases say so in their name.
       const workerAnswered =
-        status === 200 || code === "UNAVAILABLE" || (code === "INVALID_PARAMS" && requestCase.name.includes("reaches its worker"));
+        status === 200 ||
+        code === "UNAVAILABLE" ||
+        (code === "INVALID_PARAMS" && requestCase.name.includes("reaches its worker"));
       if (requestCase.body === undefined || !workerAnswered) continue;
       const envelope = parseJson(requestCase.body.toString("utf8"));
       if (isObject(envelope) && typeof envelope.method === "string") reachedMethods.add(envelope.method);

@@ -9,7 +9,8 @@ export async function capabilities(params: Record<string, unknown>, { runtime }:
   validateParams(CapabilitiesParams, params);
   const described = await expectOk(runtime.describe());
   // Setup persists operations and config, so every setup feature needs a writable store as well as code.
-  const connectionSetup = BUILT_FEATURES.connectionSetup && described.storeWritable && described.liveConnections;
+  const connectionSetup =
+    BUILT_FEATURES.connectionSetup && described.storeWritable && described.liveConnections;
   const nativeOAuth = connectionSetup && BUILT_FEATURES.nativeOAuth;
   return {
     version: 1,

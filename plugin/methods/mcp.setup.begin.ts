@@ -1,22 +1,30 @@
 import { isIP } from "node:net";
 import { methodError } from "../errors.js";
 import { expectOk, type MethodContext } from "../method-context.js";
-import type { Draft } from "../setup/operation.js";
 import { canonicalJson } from "../setup/canonical.js";
+import type { Draft } from "../setup/operation.js";
 import { BeginParams } from "../setup/params.js";
 import { isAcceptedRedirectUri } from "../setup/redirect-uri.js";
 import { validateParams } from "../validate.js";
 
 export async function beginSetup(params: Record<string, unknown>, { runtime }: MethodContext) {
   const input = validateParams(BeginParams, params);
-  const draftCount = [input.catalog !== undefined, input.config !== undefined, input.chatRequestId !== undefined].filter(
-    Boolean,
-  ).length;
+  const draftCount = [
+    input.catalog !== undefined,
+    input.config !== undefined,
+    input.chatRequestId !== undefined,
+  ].filter(Boolean).length;
   if (input.intent === "connect" && draftCount !== 1) {
-    throw methodError("INVALID_PARAMS", "A connect setup needs exactly one draft: catalog, config or chatRequestId.");
+    throw methodError(
+      "INVALID_PARAMS",
+      "A connect setup needs exactly one draft: catalog, config or chatRequestId.",
+    );
   }
   if (input.intent !== "connect" && draftCount !== 0) {
-    throw methodError("INVALID_PARAMS", `A ${input.intent} setup works on the configured connection; send no draft.`);
+    throw methodError(
+      "INVALID_PARAMS",
+      `A ${input.intent} setup works on the configured connection; send no draft.`,
+    );
   }
   if (input.catalog === false) throw methodError("INVALID_PARAMS", "params.catalog must be true when sent.");
   if (input.envValues !== undefined && input.catalog !== true) {
@@ -26,7 +34,10 @@ export async function beginSetup(params: Record<string, unknown>, { runtime }: M
     throw methodError("UNAVAILABLE", "Chat-request drafts are not available in this build (see chatSetup).");
   }
   const described = await expectOk(runtime.describe());
-  if (input.redirectUri !== undefined && !isAcceptedRedirectUri(input.redirectUri, described.oauthRedirectUris)) {
+  if (
+    input.redirectUri !== undefined &&
+    !isAcceptedRedirectUri(input.redirectUri, described.oauthRedirectUris)
+  ) {
     throw methodError(
       "INVALID_PARAMS",
       "params.redirectUri must be http://127.0.0.1:<port>/mcp/oauth/callback/<hex> or one of oauthRedirectUris.",
@@ -60,7 +71,8 @@ async function draftOf(
       throw methodError("CONFIG_INVALID", `Fields not declared by ${entry.id}: ${undeclared.join(", ")}.`);
     }
     const missing = [...declared].filter((name) => values[name] === undefined);
-    if (missing.length > 0) throw methodError("CONFIG_INVALID", `Missing fields of ${entry.id}: ${missing.join(", ")}.`);
+    if (missing.length > 0)
+      throw methodError("CONFIG_INVALID", `Missing fields of ${entry.id}: ${missing.join(", ")}.`);
     return {
       draft: { kind: "catalog", catalogId: entry.id, envKeys: Object.keys(values).sort() },
       secrets: { env: { ...values }, headers: {} },
@@ -77,11 +89,17 @@ async function draftOf(
       }
       checkServerUrl(url);
       return {
-        draft: { kind: "custom", server: { url }, envKeys: [], headerKeys: Object.keys(headers ?? {}).sort() },
+        draft: {
+          kind: "custom",
+          server: { url },
+          envKeys: [],
+          headerKeys: Object.keys(headers ?? {}).sort(),
+        },
         secrets: { env: {}, headers: { ...(headers ?? {}) } },
       };
     }
-    if (headers !== undefined) throw methodError("CONFIG_INVALID", "params.config.headers go with url, not command.");
+    if (headers !== undefined)
+      throw methodError("CONFIG_INVALID", "params.config.headers go with url, not command.");
     return {
       draft: {
         kind: "custom",

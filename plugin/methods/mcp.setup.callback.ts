@@ -13,7 +13,11 @@ export async function setupCallback(params: Record<string, unknown>, { runtime, 
   const { id, callback } = validateParams(CallbackParams, params);
   const forDigest = canonicalJson(callback);
   const { operation, transaction } = await expectOk(runtime.stepInput(id));
-  if (operation.callbackDigest !== null || operation.phase !== "awaiting_authorization" || transaction === null) {
+  if (
+    operation.callbackDigest !== null ||
+    operation.phase !== "awaiting_authorization" ||
+    transaction === null
+  ) {
     // The runtime decides: a duplicate, a different callback (CONFLICT) or the wrong phase.
     await expectOk(runtime.claimCallback(id, forDigest));
     return expectOk(runtime.operation(id));

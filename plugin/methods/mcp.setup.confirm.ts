@@ -9,7 +9,8 @@ export async function setupConfirm(params: Record<string, unknown>, { runtime }:
   const { id, permissions } = validateParams(ConfirmParams, params);
   const { operation } = await expectOk(runtime.stepInput(id));
   if (operation.discovery === null) {
-    if (operation.phase === "expired" || operation.phase === "cancelled") return expectOk(runtime.confirm(id, permissions, {}));
+    if (operation.phase === "expired" || operation.phase === "cancelled")
+      return expectOk(runtime.confirm(id, permissions, {}));
     throw methodError("NOT_READY", `The operation is ${operation.phase}; confirm needs review.`);
   }
   const approved = approve(permissions, operation.discovery);

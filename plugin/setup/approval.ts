@@ -21,7 +21,8 @@ export function approve(decision: PermissionsInput, discovery: Discovery): Recor
   if (decision.resources && !discovery.resources) {
     throw methodError("INVALID_PARAMS", "The server offers no resources to permit.");
   }
-  if (decision.prompts && !discovery.prompts) throw methodError("INVALID_PARAMS", "The server offers no prompts to permit.");
+  if (decision.prompts && !discovery.prompts)
+    throw methodError("INVALID_PARAMS", "The server offers no prompts to permit.");
   const exposed =
     decision.mode === "all"
       ? [...found.keys()].filter((name) => !decision.exclude.includes(name))

@@ -74,7 +74,12 @@ export interface OperationSnapshot {
   createdAt: string;
   expiresAt: string;
   authorizationUrl: string | null;
-  tools: Array<{ name: string; description: string; inputSchema: Record<string, unknown>; annotations: unknown }>;
+  tools: Array<{
+    name: string;
+    description: string;
+    inputSchema: Record<string, unknown>;
+    annotations: unknown;
+  }>;
   capabilities: { resources: boolean; prompts: boolean } | null;
   error: ErrorData | null;
   saved: boolean;
@@ -100,7 +105,9 @@ export function snapshotOf(record: OperationRecord): OperationSnapshot {
       annotations,
     })),
     capabilities:
-      record.discovery === null ? null : { resources: record.discovery.resources, prompts: record.discovery.prompts },
+      record.discovery === null
+        ? null
+        : { resources: record.discovery.resources, prompts: record.discovery.prompts },
     error: record.error,
     saved: record.saved,
     runtime: record.runtime,

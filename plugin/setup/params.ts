@@ -23,7 +23,11 @@ export const SessionKey = refine(size(string(), 1, 512), "SessionKey", (value) =
 
 const MAX_FIELD_BYTES = 16 * 1024;
 /** A credential or config value: non-empty, at most 16 KiB. */
-export const FieldValue = refine(nonempty(string()), "FieldValue", (value) => Buffer.byteLength(value) <= MAX_FIELD_BYTES);
+export const FieldValue = refine(
+  nonempty(string()),
+  "FieldValue",
+  (value) => Buffer.byteLength(value) <= MAX_FIELD_BYTES,
+);
 const FieldName = pattern(string(), /^[A-Za-z_][A-Za-z0-9_]{0,127}$/);
 const HeaderName = pattern(string(), /^[A-Za-z0-9-]{1,128}$/);
 

@@ -15,24 +15,37 @@ export async function discoverStep(params: Record<string, unknown>, { runtime }:
   const input = await expectOk(runtime.stepInput(id));
   const { operation } = input;
   if (operation.phase !== "checking") return null;
-  if (operation.intent === "reauthorize" && input.accessToken === null) return authorize(input, null, runtime);
-  const outcome = await discover(input.target, { accessToken: input.accessToken, timeoutMs: DISCOVERY_TIMEOUT_MS });
+  if (operation.intent === "reauthorize" && input.accessToken === null)
+    return authorize(input, null, runtime);
+  const outcome = await discover(input.target, {
+    accessToken: input.accessToken,
+    timeoutMs: DISCOVERY_TIMEOUT_MS,
+  });
   if (outcome.kind === "ok") return expectOk(runtime.toReview(id, outcome.discovery));
   if (outcome.kind === "failed") {
     return expectOk(runtime.fail(id, { code: "CONNECTION_FAILED", message: outcome.message }));
   }
   if (input.accessToken !== null) {
     return expectOk(
-      runtime.fail(id, { code: "OAUTH_INVALID", message: "The server refused the token its authorization server issued." }),
+      runtime.fail(id, {
+        code: "OAUTH_INVALID",
+        message: "The server refused the token its authorization server issued.",
+      }),
     );
   }
   return authorize(input, outcome.resourceMetadataUrl, runtime);
 }
 
-async function authorize(input: StepInput, resourceMetadataUrl: string | null, runtime: MethodContext["runtime"]) {
+async function authorize(
+  input: StepInput,
+  resourceMetadataUrl: string | null,
+  runtime: MethodContext["runtime"],
+) {
   const { operation, target } = input;
   if (target.kind !== "http") {
-    return expectOk(runtime.fail(operation.id, { code: "CONFIG_INVALID", message: "Only HTTP servers use OAuth." }));
+    return expectOk(
+      runtime.fail(operation.id, { code: "CONFIG_INVALID", message: "Only HTTP servers use OAuth." }),
+    );
   }
   if (operation.redirectUri === null) {
     return expectOk(
