@@ -130,6 +130,32 @@ export class Committer {
     await Promise.all(names.map((name) => this.apply(name).catch(() => undefined)));
   }
 
+  /**
+   * Ends operations a crash or restart cut off while committing: one whose configuration was saved is
+   * complete (the startup apply brings it up; mcp.connections.list shows how that goes); one that was not
+   * saved changed nothing and failed. No operation may stay committing, or its name would stay busy.
+   */
+  async recoverInterrupted(): Promise<void> {
+    const { operations } = this.deps;
+    for (const record of operations.records()) {
+      if (record.phase !== "committing") continue;
+      if (record.saved) {
+        await operations.transition(record.id, ["committing"], "complete", {
+          runtime: {
+            applied: false,
+            status: "connecting",
+            reason: "The gateway restarted; connecting again.",
+          },
+        });
+      } else {
+        await operations.fail(record.id, ["committing"], {
+          code: "APPLY_INTERRUPTED",
+          message: "The gateway stopped before the configuration was saved; nothing was published.",
+        });
+      }
+    }
+  }
+
   private async runAction(name: string, action: Action): Promise<OperationRecord["runtime"]> {
     const published = this.publishedOf(name);
     if (action === "remove") {

@@ -145,6 +145,12 @@ export class OperationTable {
       .map(snapshotOf);
   }
 
+  /** Every retained operation, as stored. */
+  records(): OperationRecord[] {
+    this.sweep();
+    return Object.values(this.store.state.value.operations);
+  }
+
   secretsOf(id: string): OperationSecrets {
     const secrets = this.store.secrets.value.operations[id];
     if (secrets === undefined)

@@ -77,9 +77,15 @@ export class ProfileRuntime {
     Comlink.expose(this.api, nodeEndpoint(port));
   }
 
-  /** Brings every enabled configured connection up; failures show in their status, not here. */
+  /** Recovers interrupted operations and brings every enabled connection up; failures show in their status. */
   async start(): Promise<void> {
-    await this.committer.applyAll();
+    await this.committer.recoverInterrupted();
+    // Remote servers may be slow or down: the gateway starts serving without waiting for them.
+    void this.committer.applyAll();
+    // A step that was running when the gateway stopped is started again, so no operation stays checking.
+    for (const record of this.operations.records()) {
+      if (record.phase === "checking" && record.intent !== "action") this.deps.runStep("discover", record.id);
+    }
   }
 
   async close(): Promise<void> {
