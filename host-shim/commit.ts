@@ -53,8 +53,7 @@ export class Committer {
   async commitReauthorization(id: string): Promise<OperationSnapshot> {
     const committing = await this.deps.operations.transition(id, ["checking"], "committing");
     if (committing === null) return this.deps.operations.snapshot(id);
-    const published = this.publishedOf(committing.name);
-    return this.publishAndApply(committing, published.permissions);
+    return this.settleCommit(id, () => this.publishAndApply(committing, this.publishedOf(committing.name).permissions));
   }
 
   async cancel(id: string): Promise<OperationSnapshot> {

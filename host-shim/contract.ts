@@ -19,6 +19,13 @@ export interface GatewayHost {
   /** Present on a multi-profile gateway. */
   readonly profiles?: ProfileHost;
   readonly conversations: Conversations;
+  /**
+   * The host's own tools that act on one conversation (e.g. read its recent messages, post to it). They
+   * may be granted to external access keys; `call` receives the key's conversation as `sessionKey`.
+   */
+  readonly conversationTools?: readonly AgentTool[];
+  /** This gateway's own base URL (e.g. http://127.0.0.1:18789), when it knows it; shown to owners. */
+  localBaseUrl?(): string | null;
   readonly tools: ToolRegistry;
   readonly logger: HostLogger;
 }

@@ -1,3 +1,4 @@
+import type { DiscoveredTool } from "../plugin/mcp-client/types.js";
 import type { LiveSpec, LiveStatus } from "./live/types.js";
 
 export type { LiveSpec, LiveStatus, PermissionRecord } from "./live/types.js";
@@ -9,5 +10,9 @@ export interface LiveManager {
   apply(spec: LiveSpec): Promise<LiveStatus>;
   remove(name: string): Promise<void>;
   status(name: string): LiveStatus | null;
+  /** Definitions of a connection's tools exposed right now. */
+  exposedTools(name: string): DiscoveredTool[];
+  /** Calls an exposed tool; rejects with `{ code }` data (NOT_FOUND, NOT_PERMITTED, NEEDS_AUTH, …). */
+  callTool(name: string, tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
   close(): Promise<void>;
 }

@@ -48,6 +48,8 @@ export function createLiveManager(
     apply: (spec) => live.apply(spec),
     remove: (name) => live.remove(name),
     status: (name) => live.status(name),
+    exposedTools: (name) => live.exposedTools(name),
+    callTool: (name, tool, args, signal) => live.callTool(name, tool, args, signal),
     close: () => live.close(),
   };
 }

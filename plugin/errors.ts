@@ -50,6 +50,11 @@ export const ERROR_TABLE = {
     when: "The configuration was saved but could not be applied to the live runtime.",
   },
   APPLY_INTERRUPTED: { status: 400, when: "The operation was cancelled after its configuration was saved." },
+  ACCESS_INVALID: {
+    status: 400,
+    when: "An access key request names a tool outside the catalog, reuses a digest, or is otherwise refused.",
+  },
+  LIMIT_REACHED: { status: 400, when: "A bounded store is full (e.g. 256 access keys); revoke or wait for expiry." },
   UNAVAILABLE: {
     status: 503,
     when:

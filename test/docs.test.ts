@@ -4,10 +4,11 @@ import { expect } from "chai";
 import { defaulted, object, string } from "superstruct";
 import { FLAG_ENV } from "../fixtures/gateway/cli.js";
 import { PluginOptionsStruct } from "../host-shim/options.js";
-import { ERROR_TABLE, isErrorData } from "../plugin/errors.js";
-import type { MethodContext } from "../plugin/method-context.js";
+import { ERROR_TABLE, isErrorData, methodError } from "../plugin/errors.js";
+import type { MethodContext, MethodHandler } from "../plugin/method-context.js";
 import { METHOD_NAMES } from "../plugin/method-names.js";
 import { METHOD_HANDLERS } from "../plugin/methods/index.js";
+import { unavailable } from "../plugin/methods/unavailable.js";
 
 /**
  * The docs against the code: README.md and docs/protocol.md are checked against the error table, the
@@ -300,14 +301,19 @@ function protocolTodayProblems(protocol: string, actual: ReadonlyMap<string, Tod
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// What each method really does today: call its handler with a fake runtime that answers every runtime call.
+// What each method really does today: call its handler with invalid params and a fake runtime that answers
+// every runtime call.
+
+/** Params no method accepts: every params struct is a closed object, so an unknown key is refused. */
+const PROBE_PARAMS: Record<string, unknown> = { docsProbe: "not a param of any method" };
 
 /**
- * Answers describe and listConnections with success; every other runtime call is missing, so a handler that
- * needs more than these fails with a TypeError, which still counts as "implemented" (it is not UNAVAILABLE).
+ * Answers describe and listConnections with success (a runtime that has everything: writable store, live
+ * connections), and every other runtime call, whatever its name, with an expected NOT_FOUND. A handler that
+ * reaches the runtime before checking its params therefore still answers without touching real state.
  * Deliberately not typed as RuntimeApi: the runtime API grows as features land, and this fake need not.
  */
-const fakeRuntime = {
+const ANSWERS: Record<string, () => Promise<unknown>> = {
   describe: async () => ({
     ok: true,
     value: {
@@ -315,7 +321,7 @@ const fakeRuntime = {
       storeWritable: true,
       liveConnections: true,
       setupTimeoutSeconds: 600,
-      oauthCallbackModes: [],
+      oauthCallbackModes: ["loopback"],
       oauthRedirectUris: [],
       now: Date.now(),
     },
@@ -323,21 +329,47 @@ const fakeRuntime = {
   listConnections: async () => ({ ok: true, value: { connections: [], catalog: [] } }),
 };
 
+const fakeRuntime = new Proxy(
+  {},
+  {
+    get(_target, key) {
+      // Not a thenable: an awaited runtime must not look like a promise.
+      if (typeof key !== "string" || key === "then") return undefined;
+      return (
+        (Object.hasOwn(ANSWERS, key) ? ANSWERS[key] : undefined) ??
+        (async () => ({
+          ok: false,
+          error: { code: "NOT_FOUND", message: "The docs test's fake runtime has nothing." },
+          expected: true,
+        }))
+      );
+    },
+  },
+);
+
 const fakeContext: MethodContext = {
   runtime: fakeRuntime as unknown as MethodContext["runtime"],
   now: () => Date.now(),
 };
 
-/** "unavailable" when the handler throws UNAVAILABLE; "works" when it answers (or fails any other way). */
-async function todayOf(name: string): Promise<Today> {
-  const handler = METHOD_HANDLERS.get(name);
-  if (handler === undefined) throw new Error(`METHOD_HANDLERS has no handler for ${name}`);
+/**
+ * "unavailable" when the handler throws UNAVAILABLE for invalid params; "works" when it does anything else:
+ * answers, or rejects the params, or fails with NOT_FOUND from the fake runtime, or fails any other way.
+ * An implemented handler checks its params; only an unbuilt one answers UNAVAILABLE whatever they are.
+ */
+async function classify(handler: MethodHandler): Promise<Today> {
   try {
-    await handler({}, fakeContext);
+    await handler({ ...PROBE_PARAMS }, fakeContext);
     return "works";
   } catch (error) {
     return isErrorData(error) && error.code === "UNAVAILABLE" ? "unavailable" : "works";
   }
+}
+
+async function todayOf(name: string): Promise<Today> {
+  const handler = METHOD_HANDLERS.get(name);
+  if (handler === undefined) throw new Error(`METHOD_HANDLERS has no handler for ${name}`);
+  return classify(handler);
 }
 
 async function actualToday(): Promise<Map<string, Today>> {
@@ -466,6 +498,35 @@ describe("docs agree with the code", () => {
     it("calls every handler: each either answers or throws UNAVAILABLE", () => {
       expect([...actual.keys()]).to.deep.equal([...METHOD_NAMES]);
       expect([...actual.values()]).to.include("works");
+      expect([...actual.values()]).to.include("unavailable");
+    });
+
+    it("classifies only UNAVAILABLE as unavailable: a params error or a runtime NOT_FOUND still works", async () => {
+      expect(await classify(unavailable("chatSetup"))).to.equal("unavailable");
+      const notFound: MethodHandler = async (_params, { runtime }) => {
+        const answer = await (
+          runtime as unknown as Record<string, () => Promise<{ ok: boolean }>>
+        ).operation?.();
+        if (answer?.ok !== true) throw methodError("NOT_FOUND", "No operation with that id.");
+        return answer;
+      };
+      expect(await classify(notFound)).to.equal("works");
+      expect(
+        await classify(async () => Promise.reject(methodError("INVALID_PARAMS", "params.x is invalid."))),
+      ).to.equal("works");
+      expect(
+        await classify(async () => Promise.reject(new TypeError("runtime.x is not a function"))),
+      ).to.equal("works");
+      expect(await classify(async () => ({ answered: true }))).to.equal("works");
+      // The real handlers: a built setup method rejects the probe's params, an unbuilt one is UNAVAILABLE.
+      for (const name of ["mcp.setup.begin", "mcp.setup.confirm", "mcp.connections.action"]) {
+        const handler = METHOD_HANDLERS.get(name) as MethodHandler;
+        const error = await handler({ ...PROBE_PARAMS }, fakeContext).then(
+          () => null,
+          (caught: unknown) => caught,
+        );
+        expect(isErrorData(error) ? error.code : error, name).to.equal("INVALID_PARAMS");
+      }
     });
 
     it('says "works" exactly for the methods whose handler is implemented', () => {
@@ -476,9 +537,21 @@ describe("docs agree with the code", () => {
       expect(protocolTodayProblems(PROTOCOL, actual)).to.deep.equal([]);
     });
 
-    it("catches a method that is claimed to work, a missing row and a method that starts working", () => {
-      const claimed = mutate(README, /^(\| `mcp\.setup\.begin` \|.*\| )unavailable( \|)$/m, "$1works$2");
+    it("catches a method claimed to work, or not to, a missing row and a method that starts working", () => {
+      const claimed = mutate(README, /^(\| `mcp\.access\.create` \|.*\| )unavailable( \|)$/m, "$1works$2");
       expect(todayProblems(claimed, actual)).to.have.length(1);
+      const denied = mutate(README, /^(\| `mcp\.setup\.begin` \|.*\| )works( \|)$/m, "$1unavailable$2");
+      expect(todayProblems(denied, actual)).to.include(
+        'README says mcp.setup.begin "unavailable", but it works',
+      );
+      const protocolDenied = mutate(
+        PROTOCOL,
+        /(### `mcp\.setup\.confirm`[\s\S]*?\*\*Today:\*\* )works/,
+        "$1unavailable",
+      );
+      expect(protocolTodayProblems(protocolDenied, actual)).to.include(
+        'protocol.md says mcp.setup.confirm is "unavailable", but it works',
+      );
       const missing = mutate(README, /^\| `mcp\.chat\.cancel` \|.*\n/m, "");
       expect(todayProblems(missing, actual)).to.include(
         "method mcp.chat.cancel has no row in README's methods table",

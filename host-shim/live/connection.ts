@@ -62,6 +62,12 @@ export class LiveConnection {
     return this.spec.name;
   }
 
+  /** Definitions of the tools exposed right now: what an external key may be shown of this connection. */
+  exposedTools(): DiscoveredTool[] {
+    const registered = this.bridge.hashes();
+    return this.discovered.filter((tool) => registered.get(tool.name) === tool.hash);
+  }
+
   status(): LiveStatus {
     return {
       status: this.state,

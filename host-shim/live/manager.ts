@@ -1,3 +1,4 @@
+import type { DiscoveredTool } from "../../plugin/mcp-client/types.js";
 import { DEFAULT_BACKOFF } from "./backoff.js";
 import { LiveConnection } from "./connection.js";
 import { TokenKeeper } from "./tokens.js";
@@ -51,6 +52,10 @@ export class LiveConnections {
 
   status(name: string): LiveStatus | null {
     return this.connections.get(name)?.status() ?? null;
+  }
+
+  exposedTools(name: string): DiscoveredTool[] {
+    return this.connections.get(name)?.exposedTools() ?? [];
   }
 
   names(): string[] {
