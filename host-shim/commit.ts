@@ -47,13 +47,35 @@ export class Committer {
       permissions: decision,
     });
     if (committing === null) return this.deps.operations.snapshot(id);
-    return this.publishAndApply(committing, { ...decision, approved });
+    return this.settleCommit(id, () => this.publishAndApply(committing, { ...decision, approved }));
+  }
+
+  /** A commit that throws still ends its operation: nothing may stay committing (its name would stay busy). */
+  private async settleCommit(
+    id: string,
+    commit: () => Promise<OperationSnapshot>,
+  ): Promise<OperationSnapshot> {
+    try {
+      return await commit();
+    } catch (error) {
+      const saved = this.deps.operations.get(id).saved;
+      const failed = await this.deps.operations.fail(id, ["committing"], {
+        code: "APPLY_FAILED",
+        message: saved
+          ? "The configuration was saved but could not be applied."
+          : "The configuration could not be saved; nothing changed.",
+      });
+      if (failed === null) throw error;
+      return snapshotOf(failed);
+    }
   }
 
   async commitReauthorization(id: string): Promise<OperationSnapshot> {
     const committing = await this.deps.operations.transition(id, ["checking"], "committing");
     if (committing === null) return this.deps.operations.snapshot(id);
-    return this.settleCommit(id, () => this.publishAndApply(committing, this.publishedOf(committing.name).permissions));
+    return this.settleCommit(id, () =>
+      this.publishAndApply(committing, this.publishedOf(committing.name).permissions),
+    );
   }
 
   async cancel(id: string): Promise<OperationSnapshot> {
