@@ -14,6 +14,11 @@ export interface GatewayHost {
   /** Host names besides loopback names that the gateway answers to (its shared host/origin check). */
   readonly allowedHosts?: readonly string[];
   registerHttpRoute(route: HttpRoute): void;
+  /**
+   * False when routes this instance registers are not served (e.g. a profile reached only through the
+   * profile host): then the /mcp endpoint, and external access, are not offered here. Default true.
+   */
+  readonly servesHttpRoutes?: boolean;
   /** Gateway methods are how a profile host reaches this profile's instance of the plugin. */
   registerGatewayMethod(method: string, handler: GatewayMethodHandler): void;
   /** Present on a multi-profile gateway. */

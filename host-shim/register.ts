@@ -1,4 +1,6 @@
 import { METHOD_NAMES } from "../plugin/method-names.js";
+import { BUILT_FEATURES } from "../plugin/features.js";
+import { AccessBook } from "./access.js";
 import { DEFAULT_CATALOG, loadCatalog } from "./catalog.js";
 import type { GatewayHost, GatewayMethodFailure } from "./contract.js";
 import { createLiveManager } from "./live-factory.js";
@@ -30,11 +32,15 @@ export async function register(host: GatewayHost, input?: PluginOptionsInput): P
   const steps = new Set<Promise<unknown>>();
   const now = () => Date.now();
   const live = createLiveManager(host, store, options, now);
+  const access = new AccessBook({ host, store, live, now });
+  const accessEndpoint = BUILT_FEATURES.externalAgentAccess && host.servesHttpRoutes !== false;
   const runtime: ProfileRuntime = new ProfileRuntime({
     host,
     store,
     catalog,
     live,
+    access,
+    accessEndpoint,
     options,
     now,
     runStep: (step, id) => {

@@ -15,6 +15,7 @@ import type {
 import type { OperationSnapshot } from "../plugin/setup/operation.js";
 import { snapshotOf } from "../plugin/setup/operation.js";
 import type { PermissionsInput } from "../plugin/setup/params.js";
+import type { AccessBook } from "./access.js";
 import type { CatalogEntry } from "./catalog.js";
 import { Committer } from "./commit.js";
 import type { GatewayHost } from "./contract.js";
@@ -31,6 +32,9 @@ export interface RuntimeDeps {
   store: ProfileStore;
   catalog: ReadonlyMap<string, CatalogEntry>;
   live: LiveManager;
+  access: AccessBook;
+  /** The /mcp endpoint serves this runtime's keys. */
+  accessEndpoint: boolean;
   options: Readonly<PluginOptions>;
   /** Runs a setup step (discovery, authorization) in the worker pool, detached from any request. */
   runStep: (step: "discover", id: string) => void;
@@ -53,6 +57,10 @@ export class ProfileRuntime {
     );
     this.committer = new Committer({ ...deps, operations: this.operations });
     this.api = {
+      accessCatalog: (sessionKey) => settle(() => deps.access.catalog(sessionKey)),
+      accessList: () => settle(() => deps.access.list()),
+      accessCreate: (input) => settle(() => deps.access.create(input)),
+      accessRevoke: (id) => settle(() => deps.access.revoke(id)),
       describe: () => settle(() => this.describe()),
       listConnections: () => settle(() => this.listConnections()),
       catalogEntry: (id) => settle(() => this.catalogEntry(id)),
@@ -79,6 +87,7 @@ export class ProfileRuntime {
 
   /** Recovers interrupted operations and brings every enabled connection up; failures show in their status. */
   async start(): Promise<void> {
+    await this.deps.access.start();
     await this.committer.recoverInterrupted();
     // Remote servers may be slow or down: the gateway starts serving without waiting for them.
     void this.committer.applyAll();
@@ -89,6 +98,7 @@ export class ProfileRuntime {
   }
 
   async close(): Promise<void> {
+    this.deps.access.close();
     await this.deps.live.close();
     await this.deps.store.close();
   }
@@ -99,6 +109,7 @@ export class ProfileRuntime {
       profile: null,
       storeWritable: true,
       liveConnections: this.deps.live.available,
+      accessEndpoint: this.deps.accessEndpoint,
       setupTimeoutSeconds: SETUP_TIMEOUT_SECONDS,
       oauthCallbackModes: redirectUris.length > 0 ? ["loopback", "redirect"] : ["loopback"],
       oauthRedirectUris: redirectUris,

@@ -62,10 +62,25 @@ export interface Tombstone {
   at: number;
 }
 
+/** An external access key: only the sha256 digest of its secret is ever stored. */
+export interface AccessRecord {
+  id: string;
+  label: string;
+  sessionKey: string;
+  tools: string[];
+  tokenDigest: string;
+  createdAt: number;
+  expiresAt: number;
+  revokedAt: number | null;
+  /** Digest of the create params, for idempotency per id. */
+  paramsDigest: string;
+}
+
 export interface StateFile {
   version: 1;
   operations: Record<string, OperationRecord>;
   tombstones: Tombstone[];
+  access: Record<string, AccessRecord>;
 }
 
 const LOCK_FILE = "gateway.lock";
@@ -116,6 +131,7 @@ export class ProfileStore {
         version: 1,
         operations: {},
         tombstones: [],
+        access: {},
       }));
       return new ProfileStore(dir, connections, secrets, state);
     } catch (error) {

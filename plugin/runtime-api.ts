@@ -16,6 +16,8 @@ export interface RuntimeDescription {
   storeWritable: boolean;
   /** A live connection manager runs: confirmed connections reach the agent. */
   liveConnections: boolean;
+  /** The /mcp endpoint is served for this runtime's keys. */
+  accessEndpoint: boolean;
   setupTimeoutSeconds: number;
   oauthCallbackModes: string[];
   oauthRedirectUris: string[];
@@ -85,7 +87,35 @@ export type CallbackClaim =
   | { kind: "proceed"; transaction: AuthorizationTransaction }
   | { kind: "duplicate" };
 
+export interface AccessCreateInput {
+  id: string;
+  label: string;
+  sessionKey: string;
+  tools: string[];
+  tokenDigest: string;
+  ttlSeconds: number;
+}
+
+export interface AccessView {
+  id: string;
+  label: string;
+  sessionKey: string;
+  tools: string[];
+  createdAt: string;
+  expiresAt: string;
+  status: "active" | "expired" | "revoked" | "unavailable";
+}
+
+export interface AccessCatalog {
+  conversations: Array<{ sessionKey: string; title: string }>;
+  tools: Array<{ name: string; description: string; source: "conversation" | "connection"; connection: string | null }>;
+}
+
 export interface RuntimeApi {
+  accessCatalog(sessionKey: string | undefined): Promise<Outcome<AccessCatalog>>;
+  accessList(): Promise<Outcome<{ credentials: AccessView[]; endpointPath: string; localEndpoint: string | null }>>;
+  accessCreate(input: AccessCreateInput): Promise<Outcome<AccessView>>;
+  accessRevoke(id: string): Promise<Outcome<AccessView>>;
   describe(): Promise<Outcome<RuntimeDescription>>;
   listConnections(): Promise<Outcome<ConnectionsView>>;
   catalogEntry(

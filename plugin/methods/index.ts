@@ -1,6 +1,12 @@
+import { featureWorks } from "../capability.js";
 import { BUILT_FEATURES, METHOD_FEATURE } from "../features.js";
+import { expectOk } from "../method-context.js";
 import type { MethodHandler } from "../method-context.js";
 import { METHOD_NAMES, type MethodName } from "../method-names.js";
+import { accessCatalog } from "./mcp.access.catalog.js";
+import { accessCreate } from "./mcp.access.create.js";
+import { accessList } from "./mcp.access.list.js";
+import { accessRevoke } from "./mcp.access.revoke.js";
 import { capabilities } from "./mcp.capabilities.js";
 import { connectionAction } from "./mcp.connections.action.js";
 import { listConnections } from "./mcp.connections.list.js";
@@ -24,6 +30,10 @@ const IMPLEMENTED: Partial<Record<MethodName, MethodHandler>> = {
   "mcp.setup.callback": setupCallback,
   "mcp.setup.cancel": setupCancel,
   "mcp.setup.cancel_request": setupCancelRequest,
+  "mcp.access.catalog": accessCatalog,
+  "mcp.access.list": accessList,
+  "mcp.access.create": accessCreate,
+  "mcp.access.revoke": accessRevoke,
 };
 
 function handlerFor(name: MethodName): MethodHandler {
@@ -31,7 +41,13 @@ function handlerFor(name: MethodName): MethodHandler {
   const implemented = IMPLEMENTED[name];
   if (feature !== undefined && !BUILT_FEATURES[feature]) return unavailable(feature);
   if (implemented === undefined) return unavailable(feature ?? "connectionSetup");
-  return implemented;
+  if (feature === undefined) return implemented;
+  const refuse = unavailable(feature);
+  // Built is not enough: this runtime must support the feature too, exactly as capabilities says.
+  return async (params, context) => {
+    const described = await expectOk(context.runtime.describe());
+    return featureWorks(feature, described) ? implemented(params, context) : refuse(params, context);
+  };
 }
 
 /** Method name → handler. A Map, so a name like `constructor` finds nothing. */

@@ -5,6 +5,7 @@ import {
   enums,
   type Infer,
   nonempty,
+  number,
   object,
   optional,
   pattern,
@@ -87,4 +88,19 @@ export const ActionParams = object({
   name: ConnectionName,
   requestId: RequestId,
   action: enums(["enable", "disable", "retry", "remove"]),
+});
+
+export const AccessCatalogParams = object({ sessionKey: optional(SessionKey) });
+export const AccessListParams = object({});
+export const AccessRevokeParams = object({ id: pattern(string(), /^[A-Za-z0-9_-]{8,128}$/) });
+export const AccessCreateParams = object({
+  /** Chosen by the client, so a retried create returns the same record. */
+  id: pattern(string(), /^[A-Za-z0-9_-]{8,128}$/),
+  label: size(string(), 1, 128),
+  sessionKey: SessionKey,
+  tools: size(array(size(string(), 1, 256)), 1, 64),
+  /** sha256 (hex) of a secret the client made; the gateway never sees the secret itself. */
+  tokenDigest: pattern(string(), /^[0-9a-f]{64}$/),
+  /** 60 s to 90 days. */
+  ttlSeconds: refine(number(), "TtlSeconds", (value) => Number.isInteger(value) && value >= 60 && value <= 7_776_000),
 });
