@@ -86,6 +86,19 @@ describe("native OAuth setup against a real authorization server", function () {
       expect(done).to.include({ phase: "complete", saved: true });
       expect(done.runtime?.status).to.equal("connected");
 
+      const dir = profile === null ? join(gw.stateDir, "root") : join(gw.stateDir, "profiles", profile);
+      const stored = JSON.parse(await readFile(join(dir, "secrets.json"), "utf8"));
+      const oauth = stored.connections.secured.oauth;
+      const held = [oauth.tokens.accessToken, oauth.tokens.refreshToken, oauth.client.clientId].filter(Boolean);
+      expect(held.length).to.be.at.least(2);
+      secrets.push(...held);
+      const listed = await call(gw, "mcp.connections.list", {}, profile);
+      for (const secret of held) {
+        expect(listed.text).not.to.contain(secret);
+        expect(JSON.stringify(done)).not.to.contain(secret);
+      }
+      expect(await readFile(join(dir, "connections.json"), "utf8")).not.to.contain(oauth.tokens.accessToken);
+
       const tools = (profile === null ? gw.gateway.root : gw.gateway.profiles.get(profile))?.tools;
       const first = (await tools?.call("secured__echo", { text: "one" })) as {
         content: Array<{ text: string }>;
@@ -131,7 +144,6 @@ describe("native OAuth setup against a real authorization server", function () {
         ),
       );
       expect(removed.phase).to.equal("complete");
-      const dir = profile === null ? join(gw.stateDir, "root") : join(gw.stateDir, "profiles", profile);
       const secretsFile = JSON.parse(await readFile(join(dir, "secrets.json"), "utf8"));
       expect(secretsFile.connections).not.to.have.property("secured");
     });
