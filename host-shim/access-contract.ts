@@ -38,7 +38,12 @@ export interface AccessRegistry {
    * Calls one of the key's tools in the key's conversation. Rejects with `{ code: AccessCallErrorCode,
    * message }` data: UNKNOWN_TOOL for any name outside the key (or not usable now).
    */
-  callTool(key: AccessKey, name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ExternalToolResult>;
+  callTool(
+    key: AccessKey,
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<ExternalToolResult>;
   /** Called with a key id when that key stops being valid (revoked, expired, conversation deleted). */
   onInvalidated(listener: (keyId: string) => void): () => void;
 }

@@ -61,7 +61,8 @@ export class AccessBook implements AccessRegistry {
   ) {}
 
   async start(): Promise<void> {
-    for (const { sessionKey } of await this.deps.host.conversations.list()) this.conversations.add(sessionKey);
+    for (const { sessionKey } of await this.deps.host.conversations.list())
+      this.conversations.add(sessionKey);
     this.unsubscribe = this.deps.host.conversations.onDeleted((sessionKey) => {
       this.conversations.delete(sessionKey);
       for (const record of this.records()) if (record.sessionKey === sessionKey) this.invalidate(record.id);
@@ -89,7 +90,10 @@ export class AccessBook implements AccessRegistry {
       source,
       connection,
     }));
-    return { conversations: conversations.map(({ sessionKey: key, title }) => ({ sessionKey: key, title })), tools };
+    return {
+      conversations: conversations.map(({ sessionKey: key, title }) => ({ sessionKey: key, title })),
+      tools,
+    };
   }
 
   async create(input: AccessCreateInput): Promise<AccessView> {
@@ -105,7 +109,10 @@ export class AccessBook implements AccessRegistry {
     }
     const gatewayDigest = createHash("sha256").update(host.getGatewayToken(), "utf8").digest("hex");
     if (input.tokenDigest === gatewayDigest) {
-      throw methodError("ACCESS_INVALID", "That secret is the gateway token; an external agent must never hold it.");
+      throw methodError(
+        "ACCESS_INVALID",
+        "That secret is the gateway token; an external agent must never hold it.",
+      );
     }
     if (this.records().some((record) => record.tokenDigest === input.tokenDigest)) {
       throw methodError("ACCESS_INVALID", "That secret is already in use by another key; make a fresh one.");
@@ -117,11 +124,17 @@ export class AccessBook implements AccessRegistry {
     const eligible = this.eligible();
     const outside = input.tools.filter((name) => !eligible.has(name));
     if (outside.length > 0) {
-      throw methodError("ACCESS_INVALID", `Tools not in the access catalog: ${outside.slice(0, 5).join(", ")}.`);
+      throw methodError(
+        "ACCESS_INVALID",
+        `Tools not in the access catalog: ${outside.slice(0, 5).join(", ")}.`,
+      );
     }
     const at = now();
-    const kept = this.records().filter((record) => this.statusOf(record, at) === "active" || at - endOf(record) < KEEP_ENDED_MS);
-    if (kept.length >= MAX_KEYS) throw methodError("LIMIT_REACHED", `At most ${MAX_KEYS} keys; revoke some first.`);
+    const kept = this.records().filter(
+      (record) => this.statusOf(record, at) === "active" || at - endOf(record) < KEEP_ENDED_MS,
+    );
+    if (kept.length >= MAX_KEYS)
+      throw methodError("LIMIT_REACHED", `At most ${MAX_KEYS} keys; revoke some first.`);
     const record: AccessRecord = {
       id: input.id,
       label: input.label,
@@ -169,14 +182,22 @@ export class AccessBook implements AccessRegistry {
   authenticate(secretDigest: string): AccessKey | null {
     const record = this.records().find((candidate) => candidate.tokenDigest === secretDigest);
     if (record === undefined || this.statusOf(record, this.deps.now()) !== "active") return null;
-    return { id: record.id, label: record.label, sessionKey: record.sessionKey, tools: record.tools, expiresAt: record.expiresAt };
+    return {
+      id: record.id,
+      label: record.label,
+      sessionKey: record.sessionKey,
+      tools: record.tools,
+      expiresAt: record.expiresAt,
+    };
   }
 
   async toolsFor(key: AccessKey): Promise<ExternalTool[]> {
     const eligible = this.eligible();
     return key.tools.flatMap((name) => {
       const tool = eligible.get(name);
-      return tool === undefined ? [] : [{ name, description: tool.description, inputSchema: tool.inputSchema }];
+      return tool === undefined
+        ? []
+        : [{ name, description: tool.description, inputSchema: tool.inputSchema }];
     });
   }
 
@@ -193,7 +214,8 @@ export class AccessBook implements AccessRegistry {
     } catch (error) {
       if (signal.aborted) throw callError("CANCELLED", "The call was cancelled.");
       const code = (error as { code?: unknown }).code;
-      if (code === "NOT_FOUND" || code === "NOT_PERMITTED") throw callError("UNKNOWN_TOOL", `Unknown tool: ${name}`);
+      if (code === "NOT_FOUND" || code === "NOT_PERMITTED")
+        throw callError("UNKNOWN_TOOL", `Unknown tool: ${name}`);
       if (code === "NEEDS_AUTH" || code === "UNAVAILABLE") {
         throw callError("UNAVAILABLE", "The tool's server is not available right now.");
       }
@@ -237,7 +259,8 @@ export class AccessBook implements AccessRegistry {
   private announceEnded(): void {
     const at = this.deps.now();
     for (const record of this.records()) {
-      if (!this.announcedEnded.has(record.id) && this.statusOf(record, at) !== "active") this.invalidate(record.id);
+      if (!this.announcedEnded.has(record.id) && this.statusOf(record, at) !== "active")
+        this.invalidate(record.id);
     }
   }
 
@@ -281,13 +304,21 @@ function endOf(record: AccessRecord): number {
 }
 
 function asResult(value: unknown): ExternalToolResult {
-  if (typeof value === "object" && value !== null && Array.isArray((value as { content?: unknown }).content)) {
+  if (
+    typeof value === "object" &&
+    value !== null &&
+    Array.isArray((value as { content?: unknown }).content)
+  ) {
     return value as ExternalToolResult;
   }
-  return { content: [{ type: "text", text: typeof value === "string" ? value : JSON.stringify(value ?? null) }] };
+  return {
+    content: [{ type: "text", text: typeof value === "string" ? value : JSON.stringify(value ?? null) }],
+  };
 }
 
-function callError(code: AccessCallErrorCode, message: string): { code: AccessCallErrorCode; message: string } {
+function callError(
+  code: AccessCallErrorCode,
+  message: string,
+): { code: AccessCallErrorCode; message: string } {
   return { code, message };
 }
-

@@ -1,10 +1,11 @@
-import { METHOD_NAMES } from "../plugin/method-names.js";
 import { BUILT_FEATURES } from "../plugin/features.js";
+import { METHOD_NAMES } from "../plugin/method-names.js";
 import { AccessBook } from "./access.js";
 import { DEFAULT_CATALOG, loadCatalog } from "./catalog.js";
 import type { GatewayHost, GatewayMethodFailure } from "./contract.js";
 import { createLiveManager } from "./live-factory.js";
 import { createManageHandler, MANAGE_PATH } from "./manage-route.js";
+import { createMcpEndpoint, MCP_PATH } from "./mcp-endpoint/index.js";
 import { type PluginOptionsInput, resolveOptions } from "./options.js";
 import { MethodPool, type MethodRun } from "./pool.js";
 import { ProfileRuntime } from "./runtime.js";
@@ -62,6 +63,10 @@ export async function register(host: GatewayHost, input?: PluginOptionsInput): P
   const invoke = (method: string, params: Record<string, unknown>) => pool.run(method, params, runtime);
 
   host.registerHttpRoute({ path: MANAGE_PATH, match: "exact", handler: createManageHandler(host, invoke) });
+  const mcp = accessEndpoint
+    ? createMcpEndpoint({ registry: access, logger: host.logger, gatewayTokenHeader: host.tokenHeader })
+    : null;
+  if (mcp !== null) host.registerHttpRoute({ path: MCP_PATH, match: "exact", handler: mcp.handler });
   for (const method of METHOD_NAMES) {
     host.registerGatewayMethod(method, async (params) => {
       const { frame } = await invoke(method, params);
@@ -78,7 +83,9 @@ export async function register(host: GatewayHost, input?: PluginOptionsInput): P
       while (steps.size > 0) await Promise.allSettled([...steps]);
     },
     close: () => {
-      closing ??= pool.destroy().finally(() => runtime.close());
+      closing ??= Promise.resolve(mcp?.close())
+        .then(() => pool.destroy())
+        .finally(() => runtime.close());
       return closing;
     },
   };

@@ -54,7 +54,10 @@ export const ERROR_TABLE = {
     status: 400,
     when: "An access key request names a tool outside the catalog, reuses a digest, or is otherwise refused.",
   },
-  LIMIT_REACHED: { status: 400, when: "A bounded store is full (e.g. 256 access keys); revoke or wait for expiry." },
+  LIMIT_REACHED: {
+    status: 400,
+    when: "A bounded store is full (e.g. 256 access keys); revoke or wait for expiry.",
+  },
   UNAVAILABLE: {
     status: 503,
     when:

@@ -9,7 +9,7 @@ export const BUILT_FEATURES = {
   nativeOAuth: true,
   explicitPermissions: true,
   chatSetup: false,
-  externalAgentAccess: false,
+  externalAgentAccess: true,
 } as const;
 
 export type Feature = keyof typeof BUILT_FEATURES;

@@ -108,12 +108,19 @@ export interface AccessView {
 
 export interface AccessCatalog {
   conversations: Array<{ sessionKey: string; title: string }>;
-  tools: Array<{ name: string; description: string; source: "conversation" | "connection"; connection: string | null }>;
+  tools: Array<{
+    name: string;
+    description: string;
+    source: "conversation" | "connection";
+    connection: string | null;
+  }>;
 }
 
 export interface RuntimeApi {
   accessCatalog(sessionKey: string | undefined): Promise<Outcome<AccessCatalog>>;
-  accessList(): Promise<Outcome<{ credentials: AccessView[]; endpointPath: string; localEndpoint: string | null }>>;
+  accessList(): Promise<
+    Outcome<{ credentials: AccessView[]; endpointPath: string; localEndpoint: string | null }>
+  >;
   accessCreate(input: AccessCreateInput): Promise<Outcome<AccessView>>;
   accessRevoke(id: string): Promise<Outcome<AccessView>>;
   describe(): Promise<Outcome<RuntimeDescription>>;

@@ -1,7 +1,7 @@
 import { featureWorks } from "../capability.js";
 import { BUILT_FEATURES, METHOD_FEATURE } from "../features.js";
-import { expectOk } from "../method-context.js";
 import type { MethodHandler } from "../method-context.js";
+import { expectOk } from "../method-context.js";
 import { METHOD_NAMES, type MethodName } from "../method-names.js";
 import { accessCatalog } from "./mcp.access.catalog.js";
 import { accessCreate } from "./mcp.access.create.js";

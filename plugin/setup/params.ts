@@ -102,5 +102,9 @@ export const AccessCreateParams = object({
   /** sha256 (hex) of a secret the client made; the gateway never sees the secret itself. */
   tokenDigest: pattern(string(), /^[0-9a-f]{64}$/),
   /** 60 s to 90 days. */
-  ttlSeconds: refine(number(), "TtlSeconds", (value) => Number.isInteger(value) && value >= 60 && value <= 7_776_000),
+  ttlSeconds: refine(
+    number(),
+    "TtlSeconds",
+    (value) => Number.isInteger(value) && value >= 60 && value <= 7_776_000,
+  ),
 });

@@ -1,0 +1,149 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { expect } from "chai";
+import {
+  callMessage,
+  connectClient,
+  type Harness,
+  listMessage,
+  requestLines,
+  rpc,
+  startEndpoint,
+  textOf,
+} from "./harness.js";
+import { KEY_A, KEY_B, SECRET_A, SECRET_B, WRONG_SECRET } from "./registry-double.js";
+
+const ECHO_MARKER = "echo-argument-PLANTED-5e6f";
+
+describe("/mcp endpoint: MCP through the SDK's own client", () => {
+  let h: Harness;
+  let clientA: Client;
+  let clientB: Client;
+  before(async () => {
+    h = await startEndpoint();
+    clientA = await connectClient(h.url, SECRET_A);
+    clientB = await connectClient(h.url, SECRET_B);
+  });
+  after(async () => {
+    await clientA.close();
+    await clientB.close();
+    await h.close();
+  });
+
+  it("tools/list is exactly the key's tools, in the key's order", async () => {
+    const a = await clientA.listTools();
+    expect(a.tools.map((tool) => tool.name)).to.deep.equal([...KEY_A.tools]);
+    const b = await clientB.listTools();
+    expect(b.tools.map((tool) => tool.name)).to.deep.equal([...KEY_B.tools]);
+    expect(a.tools[0]?.inputSchema).to.deep.include({ type: "object" });
+  });
+
+  it("initialize advertises tools only, and ping answers", async () => {
+    expect(clientA.getServerCapabilities()).to.deep.equal({ tools: {} });
+    expect(clientA.getServerVersion()?.name).to.equal("mcp-manage");
+    expect(await clientA.ping()).to.deep.equal({});
+  });
+
+  it("tools/call runs the key's tool", async () => {
+    const result = await clientA.callTool({ name: "echo", arguments: { text: ECHO_MARKER } });
+    expect(result.isError).to.not.equal(true);
+    expect(textOf(result)).to.equal(ECHO_MARKER);
+  });
+
+  it("a tool of another key is unknown, as McpServer answers it, and never reaches the registry", async () => {
+    const before = h.registry.calls.length;
+    const result = await clientA.callTool({ name: "vault__read", arguments: {} });
+    expect(result.isError).to.equal(true);
+    expect(textOf(result)).to.equal("Tool vault__read not found");
+    const missing = await clientA.callTool({ name: "no_such_tool", arguments: {} });
+    expect(textOf(missing)).to.equal("Tool no_such_tool not found");
+    expect(h.registry.calls.slice(before)).to.deep.equal([]);
+    // The same name works for the key that holds it.
+    const owned = await clientB.callTool({ name: "vault__read", arguments: {} });
+    expect(owned.isError).to.not.equal(true);
+  });
+
+  it("a result beyond maxResultBytes is refused as a tool error", async () => {
+    const result = await clientA.callTool({ name: "big", arguments: {} });
+    expect(result.isError).to.equal(true);
+    expect(textOf(result)).to.match(/result too large/i);
+  });
+
+  it("arguments beyond maxArgumentBytes are refused before the registry is asked", async () => {
+    const before = h.registry.calls.length;
+    const result = await clientA.callTool({ name: "echo", arguments: { text: "y".repeat(300 * 1024) } });
+    expect(result.isError).to.equal(true);
+    expect(textOf(result)).to.match(/arguments are too large/);
+    expect(h.registry.calls.length).to.equal(before);
+  });
+
+  it("answers carry Cache-Control: no-store and never a CORS header", async () => {
+    const reply = await rpc(h, SECRET_A, listMessage());
+    expect(reply.status).to.equal(200);
+    expect(reply.headers["cache-control"]).to.equal("no-store");
+    expect(reply.headers["content-type"]).to.match(/^application\/json/);
+    expect(Object.keys(reply.headers).filter((name) => name.startsWith("access-control-"))).to.deep.equal([]);
+    expect(reply.headers["mcp-session-id"]).to.equal(undefined);
+  });
+
+  it("a raw tools/call works without initialize (stateless)", async () => {
+    const reply = await rpc(h, SECRET_A, callMessage("echo", { text: "raw" }));
+    expect(reply.status).to.equal(200);
+    expect((reply.json as { result: { content: unknown } }).result).to.deep.include({
+      content: [{ type: "text", text: "raw" }],
+    });
+  });
+
+  for (const method of ["GET", "DELETE", "PUT"]) {
+    it(`${method} answers 405 (stateless: no stream, no session)`, async () => {
+      const reply = await rpc(h, SECRET_A, undefined, { method, headers: { accept: "text/event-stream" } });
+      expect(reply.status).to.equal(405);
+      expect(reply.headers.allow).to.equal("POST");
+      expect(reply.headers["cache-control"]).to.equal("no-store");
+    });
+  }
+
+  it("a body beyond maxBodyBytes answers 413, announced or chunked", async () => {
+    const huge = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "echo", arguments: { text: "z".repeat(1024 * 1024) } },
+    };
+    const announced = await rpc(h, SECRET_A, huge);
+    expect(announced.status).to.equal(413);
+    const chunked = await rpc(h, SECRET_A, huge, { chunkSize: 64 * 1024 });
+    expect(chunked.status).to.equal(413);
+    expect((chunked.json as { error: { data: { code: string } } }).error.data.code).to.equal("TOO_LARGE");
+  });
+
+  it("bad JSON, batches and a wrong Content-Type are refused with JSON errors", async () => {
+    const bad = await rpc(h, SECRET_A, undefined, { raw: '{"jsonrpc":' });
+    expect(bad.status).to.equal(400);
+    expect((bad.json as { error: { code: number } }).error.code).to.equal(-32700);
+    const batch = await rpc(h, SECRET_A, [listMessage(), listMessage()]);
+    expect(batch.status).to.equal(400);
+    const text = await rpc(h, SECRET_A, listMessage(), { headers: { "content-type": "text/plain" } });
+    expect(text.status).to.equal(415);
+  });
+
+  it("logs one line per request with key id and a known method, and no secret, argument or result", async () => {
+    await rpc(h, WRONG_SECRET, listMessage());
+    await rpc(h, SECRET_A, { jsonrpc: "2.0", id: 9, method: `custom/${SECRET_B}`, params: {} });
+    const lines = requestLines(h);
+    expect(lines.length).to.be.greaterThan(10);
+    for (const line of lines) {
+      expect(Object.keys(line).sort()).to.deep.equal(["durationMs", "keyId", "method", "route", "status"]);
+    }
+    expect(
+      lines.some((line) => line.method === "tools/call" && line.keyId === "key-a" && line.status === 200),
+    ).to.equal(true);
+    expect(lines.some((line) => line.status === 401 && line.keyId === null)).to.equal(true);
+    expect(
+      lines.some((line) => line.status === 200 && line.method === null && line.keyId === "key-a"),
+    ).to.equal(true);
+    const all = JSON.stringify(h.logs);
+    for (const secret of [SECRET_A, SECRET_B, WRONG_SECRET, ECHO_MARKER, "xxxxxxxxxx"]) {
+      expect(all).to.not.include(secret);
+    }
+  });
+});
