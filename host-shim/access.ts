@@ -98,6 +98,9 @@ export class AccessBook implements AccessRegistry {
 
   async create(input: AccessCreateInput): Promise<AccessView> {
     const { store, now, host } = this.deps;
+    // The one await comes first: every check below and the write then run without a gap, so two
+    // concurrent creates can never both pass the id and digest checks.
+    const conversationExists = await host.conversations.exists(input.sessionKey);
     const paramsDigest = createHash("sha256").update(JSON.stringify(input)).digest("hex");
     const existing = store.state.value.access[input.id];
     if (existing !== undefined && Object.hasOwn(store.state.value.access, input.id)) {
@@ -117,9 +120,7 @@ export class AccessBook implements AccessRegistry {
     if (this.records().some((record) => record.tokenDigest === input.tokenDigest)) {
       throw methodError("ACCESS_INVALID", "That secret is already in use by another key; make a fresh one.");
     }
-    if (!(await host.conversations.exists(input.sessionKey))) {
-      throw methodError("NOT_FOUND", "No conversation with that sessionKey.");
-    }
+    if (!conversationExists) throw methodError("NOT_FOUND", "No conversation with that sessionKey.");
     this.conversations.add(input.sessionKey);
     const eligible = this.eligible();
     const outside = input.tools.filter((name) => !eligible.has(name));

@@ -113,11 +113,12 @@ export class OperationTable {
     const opSecrets: OperationSecrets = { ...input.secrets, transaction: null, oauth: null };
     const nextSecrets = { ...secrets, operations: { ...secrets.operations, [record.id]: opSecrets } };
     const nextState = { ...state, operations: { ...state.operations, [record.id]: record } };
-    // Secrets first: a crash between the writes leaves an orphan secret, never an operation without one.
+    // Both change in memory now, before any await; on disk secrets go first: a crash between the writes
+    // leaves an orphan secret, never an operation without its credentials.
     this.store.secrets.value = nextSecrets;
     this.store.state.value = nextState;
-    await this.store.secrets.write(nextSecrets);
-    await this.store.state.write(nextState);
+    await this.store.secrets.flush();
+    await this.store.state.flush();
     return { record, created: true };
   }
 
@@ -226,7 +227,7 @@ export class OperationTable {
     const nextState = { ...state, operations: { ...state.operations, [record.id]: record } };
     this.store.state.value = nextState;
     if (secrets === "drop") await this.dropSecrets(record.id);
-    await this.store.state.write(nextState);
+    await this.store.state.flush();
   }
 
   /** Expires overdue operations and forgets old finished ones and old tombstones. Synchronous in memory. */
@@ -260,7 +261,6 @@ export class OperationTable {
     if (tombstones.length !== state.tombstones.length) changed = true;
     if (!changed) return;
     const next = { ...state, operations, tombstones };
-    this.store.state.value = next;
     void this.store.state.write(next).catch(() => undefined);
     for (const id of dropSecretsOf) void this.dropSecrets(id).catch(() => undefined);
   }

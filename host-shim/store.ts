@@ -85,18 +85,36 @@ export interface StateFile {
 
 const LOCK_FILE = "gateway.lock";
 
-/** A JSON file written atomically (temp file, fsync, rename): a crash leaves it old or new, never torn. */
+/**
+ * A JSON file written atomically (temp file, fsync, rename): a crash leaves it old or new, never torn.
+ * Writes are serialized and each writes the newest value when its turn comes, so the file always ends
+ * at the latest state even when changes overlap.
+ */
 class JsonFile<T> {
+  private queue: Promise<void> = Promise.resolve();
+
   constructor(
     readonly path: string,
     private readonly mode: number,
     public value: T,
   ) {}
 
-  /** Takes the new value at once (readers see it) and resolves when it is durable. */
-  async write(next: T): Promise<void> {
+  /** Takes the new value at once (readers see it) and resolves when the file holds it or a later one. */
+  write(next: T): Promise<void> {
     this.value = next;
-    await writeFileAtomic(this.path, `${JSON.stringify(next, null, 2)}\n`, { mode: this.mode, fsync: true });
+    return this.flush();
+  }
+
+  /** Makes the current value durable. */
+  flush(): Promise<void> {
+    const run = this.queue.then(() =>
+      writeFileAtomic(this.path, `${JSON.stringify(this.value, null, 2)}\n`, {
+        mode: this.mode,
+        fsync: true,
+      }),
+    );
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 }
 
