@@ -13,7 +13,13 @@ async function startGate(target: string) {
   const server: Server = createServer((req, res) => {
     const forward = () => {
       const outbound = request(
-        { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers },
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          path: req.url,
+          method: req.method,
+          headers: req.headers,
+        },
         (reply) => {
           res.writeHead(reply.statusCode ?? 502, reply.headers);
           reply.pipe(res);

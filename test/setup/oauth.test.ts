@@ -89,7 +89,9 @@ describe("native OAuth setup against a real authorization server", function () {
       const dir = profile === null ? join(gw.stateDir, "root") : join(gw.stateDir, "profiles", profile);
       const stored = JSON.parse(await readFile(join(dir, "secrets.json"), "utf8"));
       const oauth = stored.connections.secured.oauth;
-      const held = [oauth.tokens.accessToken, oauth.tokens.refreshToken, oauth.client.clientId].filter(Boolean);
+      const held = [oauth.tokens.accessToken, oauth.tokens.refreshToken, oauth.client.clientId].filter(
+        Boolean,
+      );
       expect(held.length).to.be.at.least(2);
       secrets.push(...held);
       const listed = await call(gw, "mcp.connections.list", {}, profile);
