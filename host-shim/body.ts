@@ -46,11 +46,16 @@ export function readBoundedBody(req: IncomingMessage, limit = MAX_BODY_BYTES): P
   });
 }
 
-/** True when the request may still have body bytes on the wire that nobody has read. */
-export function hasUnreadBody(req: IncomingMessage): boolean {
+/**
+ * True when an unread request body must not be drained on a kept-alive connection: it is larger than
+ * the limit, or chunked (unbounded). A small announced body is left to Node, which discards it and keeps
+ * the connection for the next request.
+ */
+export function mustCloseForUnreadBody(req: IncomingMessage, limit = MAX_BODY_BYTES): boolean {
   if (req.complete) return false;
+  if (req.headers["transfer-encoding"] !== undefined) return true;
   const length = req.headers["content-length"];
-  return req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+  return length !== undefined && !(Number(length) <= limit);
 }
 
 /**

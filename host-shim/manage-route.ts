@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ErrorCode } from "../plugin/errors.js";
 import { ERROR_TABLE, UNAVAILABLE_MESSAGE } from "../plugin/errors.js";
 import { presentedToken, tokenMatches } from "./auth.js";
-import { drainAndLingerClose, hasUnreadBody, readBoundedBody } from "./body.js";
+import { drainAndLingerClose, mustCloseForUnreadBody, readBoundedBody } from "./body.js";
 import type { GatewayHost } from "./contract.js";
 import { dispatch, type LocalInvoke } from "./dispatch.js";
 import { isJsonContentType, parseEnvelope } from "./envelope.js";
@@ -55,7 +55,7 @@ export function createManageHandler(host: GatewayHost, invoke: LocalInvoke) {
       record.fault = "crash";
       return errorFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE);
     });
-    const unread = hasUnreadBody(req);
+    const unread = mustCloseForUnreadBody(req);
     if (unread) drainAndLingerClose(req);
     writeFrame(res, frame, { close: unread, allow: frame.status === 405 ? "POST" : undefined });
   };

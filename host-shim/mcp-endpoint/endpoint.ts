@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { AccessKey, AccessRegistry } from "../access-contract.js";
-import { drainAndLingerClose, hasUnreadBody, readBoundedBody } from "../body.js";
+import { drainAndLingerClose, mustCloseForUnreadBody, readBoundedBody } from "../body.js";
 import type { HostLogger } from "../contract.js";
 import { checkGate } from "./gate.js";
 import { InFlight } from "./in-flight.js";
@@ -194,9 +194,12 @@ async function runMcp(
   }
 }
 
+/** A refused request's body up to this size is drained and the connection kept; a larger one closes it. */
+const MAX_DRAINED_BYTES = 256 * 1024;
+
 function answer(req: IncomingMessage, res: ServerResponse, refused: Refusal): void {
   // An unread upload must not be buffered, and must not turn into a reset that erases the answer.
-  const unread = hasUnreadBody(req);
+  const unread = mustCloseForUnreadBody(req, MAX_DRAINED_BYTES);
   if (unread) drainAndLingerClose(req);
   writeRefusal(res, refused, { close: unread });
 }
