@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { methodError } from "../plugin/errors.js";
+import { canonicalJson } from "../plugin/setup/canonical.js";
 import type {
   AccessCallErrorCode,
   AccessKey,
@@ -65,8 +66,12 @@ export class AccessBook implements AccessRegistry {
       this.conversations.add(sessionKey);
     this.unsubscribe = this.deps.host.conversations.onDeleted((sessionKey) => {
       this.conversations.delete(sessionKey);
-      for (const record of this.records()) if (record.sessionKey === sessionKey) this.invalidate(record.id);
+      void this.orphanKeysOf(sessionKey);
     });
+    // Keys whose conversation vanished while the gateway was down end the same way.
+    for (const record of this.records()) {
+      if (!this.conversations.has(record.sessionKey)) await this.orphanKeysOf(record.sessionKey);
+    }
     // Expiry must also stop calls already in flight, not only the next request.
     this.sweeper = setInterval(() => this.announceEnded(), SWEEP_MS);
     this.sweeper.unref();
@@ -101,7 +106,7 @@ export class AccessBook implements AccessRegistry {
     // The one await comes first: every check below and the write then run without a gap, so two
     // concurrent creates can never both pass the id and digest checks.
     const conversationExists = await host.conversations.exists(input.sessionKey);
-    const paramsDigest = createHash("sha256").update(JSON.stringify(input)).digest("hex");
+    const paramsDigest = createHash("sha256").update(canonicalJson(input)).digest("hex");
     const existing = store.state.value.access[input.id];
     if (existing !== undefined && Object.hasOwn(store.state.value.access, input.id)) {
       if (existing.paramsDigest === paramsDigest) return this.view(existing);
@@ -135,7 +140,10 @@ export class AccessBook implements AccessRegistry {
       (record) => this.statusOf(record, at) === "active" || at - endOf(record) < KEEP_ENDED_MS,
     );
     if (kept.length >= MAX_KEYS)
-      throw methodError("LIMIT_REACHED", `At most ${MAX_KEYS} keys; revoke some first.`);
+      throw methodError(
+        "LIMIT_REACHED",
+        `At most ${MAX_KEYS} keys are kept (revoked and expired ones for 7 days); try again when old ones age out.`,
+      );
     const record: AccessRecord = {
       id: input.id,
       label: input.label,
@@ -229,6 +237,22 @@ export class AccessBook implements AccessRegistry {
     return () => this.listeners.delete(listener);
   }
 
+  /** A deleted conversation ends its keys for good, in memory at once and then on disk. */
+  private async orphanKeysOf(sessionKey: string): Promise<void> {
+    const { store, now } = this.deps;
+    const state = store.state.value;
+    const orphaned = Object.values(state.access).filter(
+      (record) => record.sessionKey === sessionKey && (record.orphanedAt ?? null) === null,
+    );
+    if (orphaned.length === 0) return;
+    const at = now();
+    const access = { ...state.access };
+    for (const record of orphaned) access[record.id] = { ...record, orphanedAt: at };
+    store.state.value = { ...state, access };
+    for (const record of orphaned) this.invalidate(record.id);
+    await store.state.flush();
+  }
+
   private records(): AccessRecord[] {
     return Object.values(this.deps.store.state.value.access);
   }
@@ -236,7 +260,8 @@ export class AccessBook implements AccessRegistry {
   private statusOf(record: AccessRecord, at: number): AccessStatus {
     if (record.revokedAt !== null) return "revoked";
     if (at >= record.expiresAt) return "expired";
-    if (!this.conversations.has(record.sessionKey)) return "unavailable";
+    if ((record.orphanedAt ?? null) !== null || !this.conversations.has(record.sessionKey))
+      return "unavailable";
     return "active";
   }
 

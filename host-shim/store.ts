@@ -72,6 +72,8 @@ export interface AccessRecord {
   createdAt: number;
   expiresAt: number;
   revokedAt: number | null;
+  /** When its conversation was found gone: the key stays unusable even if a conversation of that name returns. */
+  orphanedAt?: number | null;
   /** Digest of the create params, for idempotency per id. */
   paramsDigest: string;
 }

@@ -320,6 +320,7 @@ const ANSWERS: Record<string, () => Promise<unknown>> = {
       profile: null,
       storeWritable: true,
       liveConnections: true,
+      accessEndpoint: true,
       setupTimeoutSeconds: 600,
       oauthCallbackModes: ["loopback"],
       oauthRedirectUris: [],
@@ -538,7 +539,7 @@ describe("docs agree with the code", () => {
     });
 
     it("catches a method claimed to work, or not to, a missing row and a method that starts working", () => {
-      const claimed = mutate(README, /^(\| `mcp\.access\.create` \|.*\| )unavailable( \|)$/m, "$1works$2");
+      const claimed = mutate(README, /^(\| `mcp\.chat\.pending` \|.*\| )unavailable( \|)$/m, "$1works$2");
       expect(todayProblems(claimed, actual)).to.have.length(1);
       const denied = mutate(README, /^(\| `mcp\.setup\.begin` \|.*\| )works( \|)$/m, "$1unavailable$2");
       expect(todayProblems(denied, actual)).to.include(
@@ -556,7 +557,7 @@ describe("docs agree with the code", () => {
       expect(todayProblems(missing, actual)).to.include(
         "method mcp.chat.cancel has no row in README's methods table",
       );
-      const built = new Map(actual).set("mcp.access.list", "works");
+      const built = new Map(actual).set("mcp.chat.cancel", "works");
       expect(todayProblems(README, built)).to.have.length(1);
       expect(protocolTodayProblems(PROTOCOL, built)).to.have.length(1);
     });

@@ -249,5 +249,16 @@ describe("/mcp: an external agent with a scoped key", function () {
       () => "refused",
     );
     expect(after).to.equal("refused");
+    // A conversation that comes back under the same key does not bring the key back.
+    gw.gateway.root.conversations.create("agent:doomed:1", "Doomed again");
+    resultOf(await call(gw, "mcp.access.catalog", {}));
+    const revived = await connectWith(gw, doomed.secret).then(
+      async (client) => {
+        await client.close();
+        return "connected";
+      },
+      () => "refused",
+    );
+    expect(revived).to.equal("refused");
   });
 });
