@@ -1,8 +1,7 @@
 import { fileURLToPath } from "node:url";
-import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { UNAVAILABLE_MESSAGE } from "../plugin/errors.js";
-import type { MethodTask, MethodTaskResult } from "../plugin/task.js";
+import { isRuntimeConnect, type MethodTask, type MethodTaskResult } from "../plugin/task.js";
 import { errorFrame, type Frame, resultFrame } from "./framing.js";
 import type { PluginOptions } from "./options.js";
 import type { ProfileRuntime } from "./runtime.js";
@@ -37,6 +36,17 @@ export class MethodPool {
     });
     // A worker that dies is reported per task; the pool-level event must not crash the gateway.
     this.piscina.on("error", () => undefined);
+    // Each worker asks once for its channel to the runtime (see plugin/worker.ts).
+    this.piscina.on("message", (message: unknown) => {
+      if (isRuntimeConnect(message)) this.runtime?.serve(message.port);
+    });
+  }
+
+  private runtime: ProfileRuntime | undefined;
+
+  /** The runtime this pool's workers reach; set once, before the first task. */
+  attach(runtime: ProfileRuntime): void {
+    this.runtime = runtime;
   }
 
   async run(
@@ -45,20 +55,13 @@ export class MethodPool {
     runtime: ProfileRuntime,
     kind: MethodTask["kind"] = "method",
   ): Promise<MethodRun> {
-    const { port1, port2 } = new MessageChannel();
-    runtime.serve(port1);
     try {
-      const task: MethodTask = { kind, method, params, runtimePort: port2 };
+      const task: MethodTask = { kind, method, params, described: runtime.describe() };
       // Aborting a running task makes piscina terminate its worker: a hung method cannot hold a thread.
-      const outcome = await this.piscina.run(task, {
-        transferList: [port2],
-        signal: AbortSignal.timeout(this.taskTimeoutMs),
-      });
+      const outcome = await this.piscina.run(task, { signal: AbortSignal.timeout(this.taskTimeoutMs) });
       return { frame: frameOf(outcome), fault: isWellFormed(outcome) ? null : "bad_result" };
     } catch (error) {
       return { frame: errorFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE), fault: classify(error) };
-    } finally {
-      port1.close();
     }
   }
 

@@ -59,6 +59,7 @@ export async function register(host: GatewayHost, input?: PluginOptionsInput): P
       void running.finally(() => steps.delete(running));
     },
   });
+  pool.attach(runtime);
   await runtime.start();
   const invoke = (method: string, params: Record<string, unknown>) => pool.run(method, params, runtime);
 

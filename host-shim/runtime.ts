@@ -80,9 +80,10 @@ export class ProfileRuntime {
     };
   }
 
-  /** Serves the API to one task's worker; the caller closes the port when the task settles. */
+  /** Serves the API to one worker for its life; the port closes when the worker ends. */
   serve(port: MessagePort): void {
     Comlink.expose(this.api, nodeEndpoint(port));
+    port.once("close", () => port.removeAllListeners());
   }
 
   /** Recovers interrupted operations and brings every enabled connection up; failures show in their status. */
@@ -103,7 +104,7 @@ export class ProfileRuntime {
     await this.deps.store.close();
   }
 
-  private describe(): RuntimeDescription {
+  describe(): RuntimeDescription {
     const redirectUris = [...this.deps.options.oauthRedirectUris];
     return {
       profile: null,

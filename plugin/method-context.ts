@@ -1,10 +1,12 @@
 import type { Remote } from "./comlink.js";
 import { methodError } from "./errors.js";
-import type { Outcome, RuntimeApi } from "./runtime-api.js";
+import type { Outcome, RuntimeApi, RuntimeDescription } from "./runtime-api.js";
 
 /** What every method receives: its side effects come in through here, never from module scope. */
 export interface MethodContext {
   runtime: Remote<RuntimeApi>;
+  /** The runtime's description, sent with the task. */
+  described: RuntimeDescription;
   now(): number;
 }
 

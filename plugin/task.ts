@@ -1,16 +1,40 @@
 import type { MessagePort } from "node:worker_threads";
 import type { ErrorData } from "./errors.js";
+import type { RuntimeDescription } from "./runtime-api.js";
 
-/** One piscina task: a validated envelope's method and params, and a port to the profile's runtime. */
+/**
+ * One piscina task: a validated envelope's method and params, and the runtime's description at the
+ * moment of the request (what capabilities and the feature gates read, without a round trip).
+ */
 export interface MethodTask {
   /** A wire method, or a setup step the runtime runs detached from any request. */
   kind: "method" | "step";
   method: string;
   params: Record<string, unknown>;
-  runtimePort: MessagePort;
+  described: RuntimeDescription;
 }
 
 /** `expected: false` marks an error the method did not mean to raise: the shim answers 503, not 400. */
 export type MethodTaskResult =
   | { ok: true; result: unknown }
   | { ok: false; error: ErrorData; expected: boolean };
+
+/**
+ * A worker asks for its channel to the runtime once, over piscina's parentPort, handing over one end of
+ * a MessageChannel it made; the runtime serves the RuntimeApi on it with comlink for the worker's life.
+ */
+export const RUNTIME_CONNECT = "mcp-manage:runtime-connect";
+
+export interface RuntimeConnectMessage {
+  type: typeof RUNTIME_CONNECT;
+  port: MessagePort;
+}
+
+export function isRuntimeConnect(message: unknown): message is RuntimeConnectMessage {
+  return (
+    typeof message === "object" &&
+    message !== null &&
+    (message as { type?: unknown }).type === RUNTIME_CONNECT &&
+    typeof (message as { port?: { postMessage?: unknown } }).port?.postMessage === "function"
+  );
+}

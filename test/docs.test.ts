@@ -350,6 +350,16 @@ const fakeRuntime = new Proxy(
 
 const fakeContext: MethodContext = {
   runtime: fakeRuntime as unknown as MethodContext["runtime"],
+  described: {
+    profile: null,
+    storeWritable: true,
+    liveConnections: true,
+    accessEndpoint: true,
+    setupTimeoutSeconds: 600,
+    oauthCallbackModes: ["loopback"],
+    oauthRedirectUris: [],
+    now: Date.now(),
+  },
   now: () => Date.now(),
 };
 
@@ -394,19 +404,19 @@ describe("docs agree with the code", () => {
     });
 
     it("catches a missing row, an unknown code, a wrong status and a code only mentioned outside the table", () => {
-      const missing = mutate(PROTOCOL, /^\| `TOO_LARGE` \|.*\n/m, "");
+      const missing = mutate(PROTOCOL, /^\| `TOO_LARGE`\s*\|.*\n/m, "");
       expect(errorTableProblems(missing, ERROR_TABLE)).to.include(
         "ERROR_TABLE code TOO_LARGE has no row in docs/protocol.md",
       );
       const extra = mutate(
         PROTOCOL,
-        /^(\| `TOO_LARGE` \|.*\n)/m,
+        /^(\| `TOO_LARGE`\s*\|.*\n)/m,
         "$1| `DOCS_PROBE_CODE` | 418 | Not a code |\n",
       );
       expect(errorTableProblems(extra, ERROR_TABLE)).to.include(
         "documented code DOCS_PROBE_CODE is not in ERROR_TABLE",
       );
-      const status = mutate(PROTOCOL, /^\| `TOO_LARGE` \| 413 \|/m, "| `TOO_LARGE` | 400 |");
+      const status = mutate(PROTOCOL, /^\| `TOO_LARGE`\s*\|\s*413\s*\|/m, "| `TOO_LARGE` | 400 |");
       expect(errorTableProblems(status, ERROR_TABLE)).to.have.length(1);
       // Only the table counts: the code written elsewhere in the file does not stand in for its row.
       const prose = `${missing}\n\nSee \`TOO_LARGE\` (413).\n`;
@@ -539,9 +549,13 @@ describe("docs agree with the code", () => {
     });
 
     it("catches a method claimed to work, or not to, a missing row and a method that starts working", () => {
-      const claimed = mutate(README, /^(\| `mcp\.chat\.pending` \|.*\| )unavailable( \|)$/m, "$1works$2");
+      const claimed = mutate(
+        README,
+        /^(\| `mcp\.chat\.pending`\s*\|.*\|\s*)unavailable(\s*\|)$/m,
+        "$1works$2",
+      );
       expect(todayProblems(claimed, actual)).to.have.length(1);
-      const denied = mutate(README, /^(\| `mcp\.setup\.begin` \|.*\| )works( \|)$/m, "$1unavailable$2");
+      const denied = mutate(README, /^(\| `mcp\.setup\.begin`\s*\|.*\|\s*)works(\s*\|)$/m, "$1unavailable$2");
       expect(todayProblems(denied, actual)).to.include(
         'README says mcp.setup.begin "unavailable", but it works',
       );
@@ -553,7 +567,7 @@ describe("docs agree with the code", () => {
       expect(protocolTodayProblems(protocolDenied, actual)).to.include(
         'protocol.md says mcp.setup.confirm is "unavailable", but it works',
       );
-      const missing = mutate(README, /^\| `mcp\.chat\.cancel` \|.*\n/m, "");
+      const missing = mutate(README, /^\| `mcp\.chat\.cancel`\s*\|.*\n/m, "");
       expect(todayProblems(missing, actual)).to.include(
         "method mcp.chat.cancel has no row in README's methods table",
       );

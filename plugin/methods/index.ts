@@ -1,7 +1,6 @@
 import { featureWorks } from "../capability.js";
 import { BUILT_FEATURES, METHOD_FEATURE } from "../features.js";
 import type { MethodHandler } from "../method-context.js";
-import { expectOk } from "../method-context.js";
 import { METHOD_NAMES, type MethodName } from "../method-names.js";
 import { accessCatalog } from "./mcp.access.catalog.js";
 import { accessCreate } from "./mcp.access.create.js";
@@ -44,10 +43,8 @@ function handlerFor(name: MethodName): MethodHandler {
   if (feature === undefined) return implemented;
   const refuse = unavailable(feature);
   // Built is not enough: this runtime must support the feature too, exactly as capabilities says.
-  return async (params, context) => {
-    const described = await expectOk(context.runtime.describe());
-    return featureWorks(feature, described) ? implemented(params, context) : refuse(params, context);
-  };
+  return async (params, context) =>
+    featureWorks(feature, context.described) ? implemented(params, context) : refuse(params, context);
 }
 
 /** Method name → handler. A Map, so a name like `constructor` finds nothing. */

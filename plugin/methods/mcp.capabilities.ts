@@ -1,13 +1,12 @@
 import { object } from "superstruct";
 import { featureWorks } from "../capability.js";
-import { expectOk, type MethodContext } from "../method-context.js";
+import type { MethodContext } from "../method-context.js";
 import { validateParams } from "../validate.js";
 
 const CapabilitiesParams = object({});
 
-export async function capabilities(params: Record<string, unknown>, { runtime }: MethodContext) {
+export async function capabilities(params: Record<string, unknown>, { described }: MethodContext) {
   validateParams(CapabilitiesParams, params);
-  const described = await expectOk(runtime.describe());
   const nativeOAuth = featureWorks("nativeOAuth", described);
   return {
     version: 1,

@@ -7,7 +7,7 @@ import { BeginParams } from "../setup/params.js";
 import { isAcceptedRedirectUri } from "../setup/redirect-uri.js";
 import { validateParams } from "../validate.js";
 
-export async function beginSetup(params: Record<string, unknown>, { runtime }: MethodContext) {
+export async function beginSetup(params: Record<string, unknown>, { runtime, described }: MethodContext) {
   const input = validateParams(BeginParams, params);
   const draftCount = [
     input.catalog !== undefined,
@@ -33,7 +33,6 @@ export async function beginSetup(params: Record<string, unknown>, { runtime }: M
   if (input.chatRequestId !== undefined) {
     throw methodError("UNAVAILABLE", "Chat-request drafts are not available in this build (see chatSetup).");
   }
-  const described = await expectOk(runtime.describe());
   if (
     input.redirectUri !== undefined &&
     !isAcceptedRedirectUri(input.redirectUri, described.oauthRedirectUris)
