@@ -146,6 +146,19 @@ export class Committer {
     }
   }
 
+  /** Drops credentials a crash left behind for connections that were never published. */
+  async dropOrphanSecrets(): Promise<void> {
+    const { store } = this.deps;
+    const published = store.connections.value.connections;
+    const secrets = store.secrets.value.connections;
+    const orphans = Object.keys(secrets).filter((name) => !Object.hasOwn(published, name));
+    if (orphans.length === 0) return;
+    const kept = Object.fromEntries(
+      Object.entries(secrets).filter(([name]) => Object.hasOwn(published, name)),
+    );
+    await store.secrets.write({ ...store.secrets.value, connections: kept });
+  }
+
   async applyAll(): Promise<void> {
     const names = Object.keys(this.deps.store.connections.value.connections);
     await Promise.all(names.map((name) => this.apply(name).catch(() => undefined)));
@@ -157,11 +170,14 @@ export class Committer {
    * saved changed nothing and failed. No operation may stay committing, or its name would stay busy.
    */
   async recoverInterrupted(): Promise<void> {
-    const { operations } = this.deps;
+    const { operations, store } = this.deps;
     for (const record of operations.records()) {
       if (record.phase !== "committing") continue;
-      if (record.saved) {
+      // Published but killed before the operation was marked saved: the config on disk is this one's.
+      const published = store.connections.value.connections[record.name]?.operationId === record.id;
+      if (record.saved || published) {
         await operations.transition(record.id, ["committing"], "complete", {
+          saved: true,
           runtime: {
             applied: false,
             status: "connecting",
@@ -220,13 +236,14 @@ export class Committer {
         oauth: opSecrets.oauth !== null,
         permissions,
         updatedAt: this.stamp(),
+        operationId: record.id,
       };
       secrets = { env: opSecrets.env, headers: opSecrets.headers, oauth: opSecrets.oauth };
     } else {
       if (existing === undefined || existingSecrets === undefined) {
         throw methodError("NOT_FOUND", `${record.name} is no longer configured.`);
       }
-      published = { ...existing, permissions, updatedAt: this.stamp() };
+      published = { ...existing, permissions, updatedAt: this.stamp(), operationId: record.id };
       secrets = { ...existingSecrets, oauth: opSecrets.oauth ?? existingSecrets.oauth };
     }
     // Secrets first: the published config never names a connection whose credentials are missing.

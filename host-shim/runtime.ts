@@ -90,6 +90,7 @@ export class ProfileRuntime {
   async start(): Promise<void> {
     await this.deps.access.start();
     await this.committer.recoverInterrupted();
+    await this.committer.dropOrphanSecrets();
     // Remote servers may be slow or down: the gateway starts serving without waiting for them.
     void this.committer.applyAll();
     // A step that was running when the gateway stopped is started again, so no operation stays checking.

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readFile, unlink } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import writeFileAtomic from "write-file-atomic";
 import type {
@@ -22,6 +22,8 @@ export interface PublishedConnection {
   oauth: boolean;
   permissions: PermissionsInput & { approved: Record<string, string> };
   updatedAt: string;
+  /** The operation that published this version: how a restart tells a finished publish from one cut off. */
+  operationId?: string;
 }
 
 export interface ConnectionsFile {
@@ -136,6 +138,7 @@ export class ProfileStore {
   static async open(dir: string): Promise<ProfileStore> {
     await mkdir(dir, { recursive: true, mode: 0o700 });
     await acquireLock(join(dir, LOCK_FILE));
+    await removeTempFiles(dir);
     try {
       const connections = await load<ConnectionsFile>(join(dir, "connections.json"), 0o600, () => ({
         version: 1,
@@ -189,6 +192,17 @@ async function load<T extends { version: number }>(
     throw new Error(`mcp-manage: ${path} is not a version 1 state file; fix or move it aside`);
   }
   return new JsonFile(path, mode, { ...fresh(), ...(parsed as T) });
+}
+
+/**
+ * A write cut off by a crash leaves its temp file (`<name>.json.<number>`) beside the real one; it may
+ * hold secrets, and nothing will ever read it.
+ */
+async function removeTempFiles(dir: string): Promise<void> {
+  for (const name of await readdir(dir)) {
+    if (/^(connections|secrets|state)\.json\.\d+$/.test(name))
+      await unlink(join(dir, name)).catch(() => undefined);
+  }
 }
 
 async function acquireLock(path: string): Promise<void> {
