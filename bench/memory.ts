@@ -5,7 +5,7 @@
  * sending after the 413 (as a naive client would, and as the gateway's lingering close expects), so the
  * gateway has to discard the whole body as it arrives.
  */
-import { connect, type Socket } from "node:net";
+import { type Socket, connect } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type ProcMemory, readProcMemory, resetPeak } from "./children.js";
 import { probe, round } from "./load.js";

@@ -86,18 +86,14 @@ export function evaluateTargets(
       detail:
         report === undefined
           ? "not run"
-          : `${report.result.reqPerSecMean} req/s = ${measured ?? "n/a"} x baseline` +
-            (report.statusOk ? "" : ` (but not every response was ${scenario.expectStatus})`),
+          : `${report.result.reqPerSecMean} req/s = ${measured ?? "n/a"} x baseline${report.statusOk ? "" : ` (but not every response was ${scenario.expectStatus})`}`,
     });
   }
   if (memory !== null) {
     targets.push({
       name: `RSS growth under ${memory.uploads} x ${memory.uploadBytes / 1048576} MiB uploads < ${MAX_RSS_GROWTH_MIB} MiB`,
       pass: memory.peakGrowthMiB < MAX_RSS_GROWTH_MIB && memory.all413,
-      detail:
-        `peak growth ${memory.peakGrowthMiB} MiB (sampled ${memory.sampledPeakGrowthMiB} MiB, retained ` +
-        `${memory.retainedGrowthMiB} MiB)` +
-        (memory.all413 ? "" : " (but not every upload got 413)"),
+      detail: `peak growth ${memory.peakGrowthMiB} MiB (sampled ${memory.sampledPeakGrowthMiB} MiB, retained ${memory.retainedGrowthMiB} MiB)${memory.all413 ? "" : " (but not every upload got 413)"}`,
     });
   }
   return targets;
@@ -125,8 +121,7 @@ export function printScenarios(reports: readonly ScenarioReport[]): void {
   const disturbed = reports.filter((report) => report.result.cpu.otherPercent > DISTURBED_PERCENT);
   if (disturbed.length > 0) {
     out(
-      `WARNING: other processes used > ${DISTURBED_PERCENT}% of a core during ${disturbed.map((r) => r.name).join(", ")}: ` +
-        "those figures are disturbed; rerun on a quiet machine.",
+      `WARNING: other processes used > ${DISTURBED_PERCENT}% of a core during ${disturbed.map((r) => r.name).join(", ")}: those figures are disturbed; rerun on a quiet machine.`,
     );
   }
   out();

@@ -28,25 +28,25 @@ import { type LoadResult, probe, runLoad } from "./load.js";
 import { type MemoryResult, runMemoryTest } from "./memory.js";
 import { waitForQuiet } from "./quiet.js";
 import {
-  chooseBaseline,
   DISTURBED_PERCENT,
+  MAX_RSS_GROWTH_MIB,
+  type ScenarioReport,
+  chooseBaseline,
   environment,
   evaluateTargets,
-  MAX_RSS_GROWTH_MIB,
   printMemory,
   printScenarios,
   printTargets,
-  type ScenarioReport,
   statusOk,
   withRatios,
   writeResults,
 } from "./report.js";
 import { SCENARIOS, type Scenario, type ScenarioContext } from "./scenarios.js";
 import {
-  printSetup,
-  runSetupBenchmarks,
   SETUP_SCENARIOS,
   type SetupBenchResult,
+  printSetup,
+  runSetupBenchmarks,
   setupTargets,
 } from "./setup-scenarios.js";
 

@@ -25,9 +25,9 @@ import { waitForQuiet } from "./quiet.js";
 import type { Target } from "./report.js";
 import { MANAGE_PATH } from "./scenarios.js";
 import {
-  freshRequestId,
   type OperationView,
   type OwnerClient,
+  freshRequestId,
   ownerClient,
   pollUntil,
 } from "./setup-client.js";
@@ -427,9 +427,7 @@ async function benchList(options: SetupBenchOptions): Promise<ListResult> {
       return {
         connections: LIST_CONNECTIONS,
         setup: {
-          how:
-            `for real, in parallel batches of ${SETUP_BATCH}: begin, status every 5 ms until review, ` +
-            "confirm {mode: all}; all against one plain fixture; measured connected, then again all disabled",
+          how: `for real, in parallel batches of ${SETUP_BATCH}: begin, status every 5 ms until review, confirm {mode: all}; all against one plain fixture; measured connected, then again all disabled`,
           seconds: setupSeconds,
           perConnectionMs: distribution(perConnection),
           runtimeStatuses,
@@ -483,9 +481,7 @@ export function setupTargets(result: SetupBenchResult | null): Target[] {
     targets.push({
       name: `mcp.connections.list with ${result.list.connections} connected p99 < ${LIST_P99_TARGET_MS} ms (1 client, keep-alive)`,
       pass: ok && tight.latencyMs.p99 < LIST_P99_TARGET_MS,
-      detail:
-        `p50 ${tight.latencyMs.p50} ms, p99 ${tight.latencyMs.p99} ms over ${tight.responses} requests` +
-        (ok ? "" : " (but not every response was 200)"),
+      detail: `p50 ${tight.latencyMs.p50} ms, p99 ${tight.latencyMs.p99} ms over ${tight.responses} requests${ok ? "" : " (but not every response was 200)"}`,
     });
   }
   return targets;
@@ -512,12 +508,11 @@ export function printSetup(result: SetupBenchResult, say: (line: string) => void
     const l = result.list;
     const line = (label: string, run: LoadResult, handler: HandlerTimes | null) =>
       say(
-        `connections-list-${l.connections} ${label}: ${run.reqPerSecMean} req/s, p50 ${run.latencyMs.p50} / ` +
-          `p90 ${run.latencyMs.p90} / p99 ${run.latencyMs.p99} / max ${run.latencyMs.max} ms` +
-          (handler === null
+        `connections-list-${l.connections} ${label}: ${run.reqPerSecMean} req/s, p50 ${run.latencyMs.p50} / p90 ${run.latencyMs.p90} / p99 ${run.latencyMs.p99} / max ${run.latencyMs.max} ms${
+          handler === null
             ? ""
-            : `; in-handler p50 ${handler.durationMs.p50} / p99 ${handler.durationMs.p99} ms`) +
-          `; cpu gateway ${run.cpu.serverPercent}%, other ${run.cpu.otherPercent}%`,
+            : `; in-handler p50 ${handler.durationMs.p50} / p99 ${handler.durationMs.p99} ms`
+        }; cpu gateway ${run.cpu.serverPercent}%, other ${run.cpu.otherPercent}%`,
       );
     say(
       `connections-list-${l.connections}: set up ${l.setup.how}; ${l.setup.seconds} s, ${d(l.setup.perConnectionMs)} per ` +

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import {
-  array,
   assert,
   type Infer,
+  array,
   literal,
   nullable,
   object,

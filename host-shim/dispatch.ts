@@ -1,7 +1,7 @@
-import { ERROR_TABLE, isErrorCode, UNAVAILABLE_MESSAGE } from "../plugin/errors.js";
+import { ERROR_TABLE, UNAVAILABLE_MESSAGE, isErrorCode } from "../plugin/errors.js";
 import type { GatewayHost, GatewayMethodFailure } from "./contract.js";
 import type { Envelope } from "./envelope.js";
-import { errorFrame, type Frame, resultFrame } from "./framing.js";
+import { type Frame, errorFrame, resultFrame } from "./framing.js";
 import type { MethodRun } from "./pool.js";
 
 export type LocalInvoke = (method: string, params: Record<string, unknown>) => Promise<MethodRun>;

@@ -1,6 +1,6 @@
-import { define, type Infer, nullable, object, optional, refine, string } from "superstruct";
+import { type Infer, define, nullable, object, optional, refine, string } from "superstruct";
 import type { ErrorData } from "../plugin/errors.js";
-import { isMethodName, type MethodName } from "../plugin/method-names.js";
+import { type MethodName, isMethodName } from "../plugin/method-names.js";
 
 const MAX_PROFILE_CHARACTERS = 128;
 /** Deeper JSON has no use here, and copying it to a worker could exhaust the stack. */

@@ -1,7 +1,7 @@
 import type { StoredTokens } from "../plugin/mcp-client/types.js";
 import type { GatewayHost } from "./contract.js";
-import { LiveConnections, type TokenVault } from "./live/index.js";
 import type { LiveManager } from "./live-contract.js";
+import { LiveConnections, type TokenVault } from "./live/index.js";
 import type { PluginOptions } from "./options.js";
 import type { ProfileStore } from "./store.js";
 

@@ -4,10 +4,10 @@ import type { AuthorizationTransaction, Discovery } from "../plugin/mcp-client/t
 import {
   type Draft,
   type Intent,
-  isTerminal,
   type OperationRecord,
   type OperationSnapshot,
   type Phase,
+  isTerminal,
   snapshotOf,
 } from "../plugin/setup/operation.js";
 import type { OperationSecrets, ProfileStore } from "./store.js";

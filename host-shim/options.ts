@@ -1,5 +1,5 @@
 import { availableParallelism } from "node:os";
-import { array, defaulted, type Infer, integer, max, min, object, optional, size, string } from "superstruct";
+import { type Infer, array, defaulted, integer, max, min, object, optional, size, string } from "superstruct";
 
 const PoolOptions = object({
   minThreads: defaulted(min(integer(), 0), 1),

@@ -1,8 +1,8 @@
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import { UNAVAILABLE_MESSAGE } from "../plugin/errors.js";
-import { isRuntimeConnect, type MethodTask, type MethodTaskResult } from "../plugin/task.js";
-import { errorFrame, type Frame, resultFrame } from "./framing.js";
+import { type MethodTask, type MethodTaskResult, isRuntimeConnect } from "../plugin/task.js";
+import { type Frame, errorFrame, resultFrame } from "./framing.js";
 import type { PluginOptions } from "./options.js";
 import type { ProfileRuntime } from "./runtime.js";
 

@@ -1,5 +1,5 @@
 import { MessageChannel, parentPort } from "node:worker_threads";
-import { Comlink, nodeEndpoint, type Remote } from "./comlink.js";
+import { Comlink, type Remote, nodeEndpoint } from "./comlink.js";
 import { methodError, toErrorData } from "./errors.js";
 import { METHOD_HANDLERS } from "./methods/index.js";
 import type { RuntimeApi } from "./runtime-api.js";

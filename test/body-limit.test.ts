@@ -1,7 +1,7 @@
 import { request } from "node:http";
 import { connect } from "node:net";
 import { expect } from "chai";
-import { startTestGateway, type TestGateway } from "./helpers/gateway.js";
+import { type TestGateway, startTestGateway } from "./helpers/gateway.js";
 import { manage } from "./helpers/http.js";
 
 interface RawExchange {
@@ -74,8 +74,7 @@ describe("body limit: 413 reaches a client that is still sending", function () {
   after(async () => gw.close());
 
   const announced = (length: number) =>
-    "POST /api/mcp/manage HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer $TOKEN\r\n" +
-    `Content-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+    `POST /api/mcp/manage HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer $TOKEN\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
   const chunked =
     "POST /api/mcp/manage HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer $TOKEN\r\n" +
     "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";

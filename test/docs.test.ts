@@ -166,7 +166,9 @@ function methodHeadingProblems(protocol: string, names: readonly string[]): stri
   const headings = headingsOf(protocol);
   const methods = headings.find((heading) => heading.level === 2 && heading.text === "Methods");
   if (methods === undefined) return ['docs/protocol.md has no "## Methods" section'];
-  const end = headings.find((heading) => heading.line > methods.line && heading.level <= 2)?.line ?? Infinity;
+  const end =
+    headings.find((heading) => heading.line > methods.line && heading.level <= 2)?.line ??
+    Number.POSITIVE_INFINITY;
   const problems: string[] = [];
   const found: string[] = [];
   for (const heading of headings.filter((candidate) => isMethodLikeHeading(candidate.text))) {

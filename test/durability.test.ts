@@ -9,17 +9,17 @@ import { expect } from "chai";
 import { type PlainServer, startPlainServer } from "../fixtures/servers/plain.js";
 import type { ConnectionsFile, PublishedConnection } from "../host-shim/store.js";
 import { type ChildGateway, startChildGateway } from "./helpers/child-gateway.js";
-import { manage, type Reply } from "./helpers/http.js";
+import { type Reply, manage } from "./helpers/http.js";
 import {
+  type StateDirSnapshot,
   percentileOf,
   postObserved,
   readStateDir,
-  type StateDirSnapshot,
   seededRandom,
   stratifiedDelays,
   waitUntil,
 } from "./helpers/kill-loop.js";
-import { requestId, type Snapshot } from "./helpers/setup.js";
+import { type Snapshot, requestId } from "./helpers/setup.js";
 
 /**
  * "Nothing lost on a crash": the reference gateway runs as a real child process and is SIGKILLed while it

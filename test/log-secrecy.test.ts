@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { startTestGateway, type TestGateway } from "./helpers/gateway.js";
+import { type TestGateway, startTestGateway } from "./helpers/gateway.js";
 import { manage, send } from "./helpers/http.js";
 
 /** Secrets planted everywhere a careless logger might pick them up. */

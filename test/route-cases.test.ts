@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import {
-  request as httpRequest,
   type IncomingHttpHeaders,
   type IncomingMessage,
   type OutgoingHttpHeaders,
+  request as httpRequest,
 } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
@@ -14,20 +14,20 @@ import { ERROR_TABLE, type ErrorCode } from "../plugin/errors.js";
 import { METHOD_NAMES } from "../plugin/method-names.js";
 import {
   CaseFileError,
-  expandRequest,
   GATEWAY_NAMES,
   type GatewayName,
-  loadCases,
-  partialMismatch,
   type RequestCase,
   type Target,
   type Transport,
+  expandRequest,
+  loadCases,
+  partialMismatch,
 } from "./helpers/cases.js";
 import {
-  startTestGateway,
   TEST_TOKEN,
   type TestGateway,
   type TestGatewayOptions,
+  startTestGateway,
 } from "./helpers/gateway.js";
 
 const CASES_DIR = fileURLToPath(new URL("../../fixtures/requests/", import.meta.url));

@@ -1,7 +1,7 @@
 import type { Socket } from "node:net";
 import { expect } from "chai";
 import { isLoopbackAddress } from "../host-shim/transport.js";
-import { startTestGateway, type TestGateway } from "./helpers/gateway.js";
+import { type TestGateway, startTestGateway } from "./helpers/gateway.js";
 import { manage } from "./helpers/http.js";
 
 /**

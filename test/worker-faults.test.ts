@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
-import { startTestGateway, type TestGateway } from "./helpers/gateway.js";
+import { type TestGateway, startTestGateway } from "./helpers/gateway.js";
 import { manage } from "./helpers/http.js";
 
 const FAULT_WORKER = fileURLToPath(new URL("../fixtures/workers/fault-worker.js", import.meta.url));

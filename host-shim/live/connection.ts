@@ -4,9 +4,9 @@ import { backoffDelay } from "./backoff.js";
 import { ToolBridge } from "./bridge.js";
 import { exposableTools, isExposable, toolStatuses } from "./exposure.js";
 import { listDiscovery } from "./mcp-client.js";
-import { callRefused, FAILURE_TEXT, isServerAnswer, REASON, retrying } from "./reasons.js";
-import { openSession, type Session } from "./session.js";
-import { isTokenError, type TokenKeeper } from "./tokens.js";
+import { FAILURE_TEXT, REASON, callRefused, isServerAnswer, retrying } from "./reasons.js";
+import { type Session, openSession } from "./session.js";
+import { type TokenKeeper, isTokenError } from "./tokens.js";
 import {
   type BackoffOptions,
   type LiveSpec,

@@ -2,8 +2,8 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { DiscoveredTool, TransportKind } from "../../plugin/mcp-client/types.js";
 import { connectClient, listDiscovery } from "./mcp-client.js";
-import { isTransient, listingFailure, ownerText, REASON } from "./reasons.js";
-import { isTokenError, type TokenKeeper, transportFetch } from "./tokens.js";
+import { REASON, isTransient, listingFailure, ownerText } from "./reasons.js";
+import { type TokenKeeper, isTokenError, transportFetch } from "./tokens.js";
 import type { LiveSpec } from "./types.js";
 
 export interface Session {

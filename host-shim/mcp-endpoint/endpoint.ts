@@ -8,7 +8,7 @@ import { InFlight } from "./in-flight.js";
 import { type McpEndpointLimits, resolveLimits } from "./limits.js";
 import { buildServer } from "./mcp-server.js";
 import { type Refusal, type RpcId, refusal, writeRefusal } from "./replies.js";
-import { loggedMethod, logOnClose, type RequestRecord } from "./request-log.js";
+import { type RequestRecord, logOnClose, loggedMethod } from "./request-log.js";
 import type { CallScope } from "./tool-call.js";
 
 export interface McpEndpointDeps {

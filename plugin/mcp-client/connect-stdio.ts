@@ -3,12 +3,12 @@
  * the server's own env. A child that fails the handshake is terminated (SIGTERM, then SIGKILL) before
  * the result is returned.
  */
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import {
-  attempt,
   type ConnectOptions,
   type ConnectResult,
+  attempt,
   established,
   notOk,
   settleWithin,

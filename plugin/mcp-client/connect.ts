@@ -10,11 +10,11 @@ import {
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { authChallengeOutcome } from "./auth-challenge.js";
 import {
-  attempt,
   type ConnectOptions,
   type ConnectResult,
-  established,
   type NotOk,
+  attempt,
+  established,
   notOk,
 } from "./connect-session.js";
 import { connectStdio } from "./connect-stdio.js";
@@ -22,8 +22,8 @@ import { type Failure, failed, networkFailure, notMcp, statusFailure, timeoutFai
 import {
   type Deadline,
   type FetchFn,
-  networkProblemOf,
   type Observation,
+  networkProblemOf,
   observeFetch,
   startDeadline,
 } from "./observed-fetch.js";

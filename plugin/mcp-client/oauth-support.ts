@@ -11,7 +11,7 @@ import {
   OpenIdProviderDiscoveryMetadataSchema,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { type MethodError, methodError } from "../errors.js";
-import { type Deadline, networkProblemOf, type ObservedFetch } from "./observed-fetch.js";
+import { type Deadline, type ObservedFetch, networkProblemOf } from "./observed-fetch.js";
 import type { StoredClient, StoredTokens } from "./types.js";
 
 /** Default bound on one OAuth step (discovery + registration, or one token request). */

@@ -10,15 +10,15 @@ import {
   registerClient,
   startAuthorization,
 } from "@modelcontextprotocol/sdk/client/auth.js";
+import {
+  checkResourceAllowed,
+  resourceUrlFromServerUrl,
+} from "@modelcontextprotocol/sdk/shared/auth-utils.js";
 import type {
   AuthorizationServerMetadata,
   OAuthClientMetadata,
   OAuthProtectedResourceMetadata,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
-import {
-  checkResourceAllowed,
-  resourceUrlFromServerUrl,
-} from "@modelcontextprotocol/sdk/shared/auth-utils.js";
 import { methodError } from "../errors.js";
 import {
   DEFAULT_OAUTH_TIMEOUT_MS,

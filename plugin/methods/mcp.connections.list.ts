@@ -1,5 +1,5 @@
 import { object } from "superstruct";
-import { expectOk, type MethodContext } from "../method-context.js";
+import { type MethodContext, expectOk } from "../method-context.js";
 import { validateParams } from "../validate.js";
 
 const ListParams = object({});

@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 import { methodError } from "../errors.js";
-import { expectOk, type MethodContext } from "../method-context.js";
+import { type MethodContext, expectOk } from "../method-context.js";
 import { canonicalJson } from "../setup/canonical.js";
 import type { Draft } from "../setup/operation.js";
 import { BeginParams } from "../setup/params.js";

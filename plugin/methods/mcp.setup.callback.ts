@@ -1,6 +1,6 @@
 import { methodError } from "../errors.js";
 import { checkCallback, exchangeCode } from "../mcp-client/oauth.js";
-import { expectOk, type MethodContext } from "../method-context.js";
+import { type MethodContext, expectOk } from "../method-context.js";
 import { canonicalJson } from "../setup/canonical.js";
 import { CallbackParams } from "../setup/params.js";
 import { validateParams } from "../validate.js";

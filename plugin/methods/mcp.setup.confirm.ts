@@ -1,5 +1,5 @@
 import { methodError } from "../errors.js";
-import { expectOk, type MethodContext } from "../method-context.js";
+import { type MethodContext, expectOk } from "../method-context.js";
 import { approve } from "../setup/approval.js";
 import { ConfirmParams } from "../setup/params.js";
 import { validateParams } from "../validate.js";

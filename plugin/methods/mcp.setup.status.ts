@@ -1,4 +1,4 @@
-import { expectOk, type MethodContext } from "../method-context.js";
+import { type MethodContext, expectOk } from "../method-context.js";
 import { IdParams } from "../setup/params.js";
 import { validateParams } from "../validate.js";
 

@@ -1,9 +1,9 @@
 import {
+  type Infer,
   array,
   boolean,
   defaulted,
   enums,
-  type Infer,
   nonempty,
   number,
   object,

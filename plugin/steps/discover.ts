@@ -1,7 +1,7 @@
 import { type ErrorData, methodError } from "../errors.js";
 import { discover } from "../mcp-client/discover.js";
 import { beginAuthorization } from "../mcp-client/oauth.js";
-import { expectOk, type MethodContext } from "../method-context.js";
+import { type MethodContext, expectOk } from "../method-context.js";
 import type { StepInput } from "../runtime-api.js";
 
 const DISCOVERY_TIMEOUT_MS = 15_000;

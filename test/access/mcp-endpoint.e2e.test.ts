@@ -4,7 +4,7 @@ import { expect } from "chai";
 import sinon from "sinon";
 import { startSlowServer } from "../../fixtures/servers/slow.js";
 import { keyId, makeSecret } from "../helpers/access.js";
-import { startTestGateway, type TestGateway } from "../helpers/gateway.js";
+import { type TestGateway, startTestGateway } from "../helpers/gateway.js";
 import { send } from "../helpers/http.js";
 import { inspector } from "../helpers/inspector.js";
 import { beginAndWait, call, requestId, resultOf, until } from "../helpers/setup.js";

@@ -3,7 +3,7 @@ import { expect } from "chai";
 import sinon from "sinon";
 import { startPlainServer } from "../../fixtures/servers/plain.js";
 import { keyId, makeSecret } from "../helpers/access.js";
-import { startTestGateway, type TestGateway } from "../helpers/gateway.js";
+import { type TestGateway, startTestGateway } from "../helpers/gateway.js";
 import { beginAndWait, call, errorOf, resultOf } from "../helpers/setup.js";
 
 interface KeyView {

@@ -1,10 +1,10 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import {
+  type Infer,
   array,
   boolean,
   enums,
-  type Infer,
   integer,
   max,
   min,

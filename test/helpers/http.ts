@@ -1,4 +1,4 @@
-import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import { type IncomingHttpHeaders, request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 
 export interface SendOptions {

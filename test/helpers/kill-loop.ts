@@ -3,7 +3,7 @@
  * precise delay, a seeded random source, and a strict reader of a profile's state directory that reports
  * a torn file or an unexpected one instead of papering over it.
  */
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readFile, readdir, stat } from "node:fs/promises";
 import { request } from "node:http";
 import { join } from "node:path";
 import type { ConnectionsFile, SecretsFile, StateFile } from "../../host-shim/store.js";

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import type { TestGateway } from "./gateway.js";
-import { manage, type Reply } from "./http.js";
+import { type Reply, manage } from "./http.js";
 
 export interface Snapshot {
   id: string;

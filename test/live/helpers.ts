@@ -1,13 +1,13 @@
-import { createServer, type Server } from "node:http";
+import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { MemoryToolRegistry } from "../../fixtures/gateway/tools.js";
 import { closeServer, pathOf, sendText } from "../../fixtures/servers/http-util.js";
 import { createSessionHost } from "../../fixtures/servers/mcp-host.js";
 import {
+  type ToolCall,
   newServer,
   registerStandardExtras,
   registerStandardTools,
-  type ToolCall,
 } from "../../fixtures/servers/tools.js";
 import type { HostLogger } from "../../host-shim/contract.js";
 import { LiveConnections } from "../../host-shim/live/manager.js";

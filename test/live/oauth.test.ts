@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { followAuthorization, type OAuthServer, startOAuthServer } from "../../fixtures/servers/oauth.js";
+import { type OAuthServer, followAuthorization, startOAuthServer } from "../../fixtures/servers/oauth.js";
 import type { LiveSpec } from "../../host-shim/live/types.js";
 import { beginAuthorization, checkCallback, exchangeCode } from "../../plugin/mcp-client/oauth.js";
 import type { StoredTokens } from "../../plugin/mcp-client/types.js";

@@ -124,6 +124,7 @@ describe("mcp-client discover", () => {
       expect(await text("FIXTURE_GREETING")).to.equal("bonjour");
       expect(await text("FIXTURE_GATEWAY_ONLY")).to.equal("FIXTURE_GATEWAY_ONLY is not set");
     } finally {
+      // biome-ignore lint/performance/noDelete: assigning undefined would set the string "undefined"
       delete process.env.FIXTURE_GATEWAY_ONLY;
       if (connected.ok) await connected.close();
     }

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { expect } from "chai";
 import { startFailingServer } from "../../fixtures/servers/failing.js";
-import { followAuthorization, type OAuthServer, startOAuthServer } from "../../fixtures/servers/oauth.js";
+import { type OAuthServer, followAuthorization, startOAuthServer } from "../../fixtures/servers/oauth.js";
 import { startPlainServer } from "../../fixtures/servers/plain.js";
 import { toErrorData } from "../../plugin/errors.js";
 import { discover } from "../../plugin/mcp-client/discover.js";

@@ -1,9 +1,9 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { expect } from "chai";
 import {
+  type Harness,
   callMessage,
   connectClient,
-  type Harness,
   listMessage,
   requestLines,
   rpc,

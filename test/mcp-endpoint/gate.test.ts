@@ -2,7 +2,7 @@ import { connect } from "node:net";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { expect } from "chai";
 import type { Reply } from "../helpers/http.js";
-import { connectClient, type Harness, listMessage, presentPeerAs, rpc, startEndpoint } from "./harness.js";
+import { type Harness, connectClient, listMessage, presentPeerAs, rpc, startEndpoint } from "./harness.js";
 import { SECRET_A, SECRET_B, WRONG_SECRET } from "./registry-double.js";
 
 function errorCode(reply: Reply): string | undefined {

@@ -1,4 +1,4 @@
-import { createServer as createHttpServer, type Server } from "node:http";
+import { type Server, createServer as createHttpServer } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -6,9 +6,9 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { selfSignedPair } from "../../fixtures/gateway/tls.js";
 import type { HostLogger } from "../../host-shim/contract.js";
 import {
-  createMcpEndpoint,
   type McpEndpoint,
   type McpEndpointLimits,
+  createMcpEndpoint,
 } from "../../host-shim/mcp-endpoint/index.js";
 import { type Reply, type SendOptions, send } from "../helpers/http.js";
 import { RegistryDouble } from "./registry-double.js";

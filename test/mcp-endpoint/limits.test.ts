@@ -3,10 +3,10 @@ import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamable
 import { expect } from "chai";
 import { resolveLimits } from "../../host-shim/mcp-endpoint/limits.js";
 import {
+  type Harness,
   aborted,
   callMessage,
   connectClient,
-  type Harness,
   listMessage,
   requestLines,
   rpc,

@@ -1,9 +1,9 @@
-import { createServer, request, type Server } from "node:http";
+import { type Server, createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import { startPlainServer } from "../../fixtures/servers/plain.js";
-import { startTestGateway, type TestGateway } from "../helpers/gateway.js";
-import { beginAndWait, call, resultOf, type Snapshot, until } from "../helpers/setup.js";
+import { type TestGateway, startTestGateway } from "../helpers/gateway.js";
+import { type Snapshot, beginAndWait, call, resultOf, until } from "../helpers/setup.js";
 
 /** A forwarding proxy that can hold requests: it freezes the server mid-apply, like a slow network. */
 async function startGate(target: string) {

@@ -5,8 +5,8 @@ import { startFailingServer } from "../../fixtures/servers/failing.js";
 import { startLegacySseServer } from "../../fixtures/servers/legacy-sse.js";
 import { startPlainServer } from "../../fixtures/servers/plain.js";
 import { STDIO_SERVER_PATH } from "../../fixtures/servers/stdio-path.js";
-import { startTestGateway, type TestGateway } from "../helpers/gateway.js";
-import { beginAndWait, call, errorOf, requestId, resultOf, type Snapshot } from "../helpers/setup.js";
+import { type TestGateway, startTestGateway } from "../helpers/gateway.js";
+import { type Snapshot, beginAndWait, call, errorOf, requestId, resultOf } from "../helpers/setup.js";
 
 interface ConnectionsList {
   connections: Array<{

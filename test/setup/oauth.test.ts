@@ -2,14 +2,14 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect } from "chai";
 import { followAuthorization, startOAuthServer } from "../../fixtures/servers/oauth.js";
-import { startTestGateway, type TestGateway } from "../helpers/gateway.js";
+import { type TestGateway, startTestGateway } from "../helpers/gateway.js";
 import {
+  type Snapshot,
   beginAndWait,
   call,
   errorOf,
   oauthRedirectUri,
   resultOf,
-  type Snapshot,
   until,
   waitForPhase,
 } from "../helpers/setup.js";

@@ -1,14 +1,14 @@
 import { expect } from "chai";
 import sinon from "sinon";
 import { startPlainServer } from "../../fixtures/servers/plain.js";
-import { startTestGateway, type TestGateway } from "../helpers/gateway.js";
+import { type TestGateway, startTestGateway } from "../helpers/gateway.js";
 import {
+  type Snapshot,
   beginAndWait,
   call,
   errorOf,
   requestId,
   resultOf,
-  type Snapshot,
   waitForPhase,
 } from "../helpers/setup.js";
 

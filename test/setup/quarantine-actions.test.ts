@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { startChangingServer } from "../../fixtures/servers/changing.js";
 import { startPlainServer } from "../../fixtures/servers/plain.js";
-import { startTestGateway, type TestGateway } from "../helpers/gateway.js";
+import { type TestGateway, startTestGateway } from "../helpers/gateway.js";
 import { beginAndWait, call, errorOf, requestId, resultOf, until } from "../helpers/setup.js";
 
 interface ConnectionsList {
