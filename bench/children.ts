@@ -181,9 +181,12 @@ export function resetPeak(pid: number): boolean {
 
 const CLOCK_TICKS_PER_SECOND = 100;
 
-/** User + system CPU time of a process (all its threads), in milliseconds. */
-export function readProcCpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+/** User + system CPU time of a process (all its threads), or of one of its threads, in milliseconds. */
+export function readProcCpuMs(pid: number, tid?: number): number {
+  const stat = readFileSync(
+    tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`,
+    "utf8",
+  );
   // Fields after the command name, which is in parentheses and may contain spaces.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   const utime = Number(fields[11]);

@@ -44,7 +44,16 @@ export interface LoadResult {
    * on the machine (other processes, kernel work not charged to either). A high `otherPercent` means the
    * run was disturbed and its figures are not trustworthy.
    */
-  cpu: { clientPercent: number; serverPercent: number; otherPercent: number };
+  cpu: {
+    clientPercent: number;
+    serverPercent: number;
+    /** The server's main thread alone (its event loop: HTTP, the route, dispatching to workers). */
+    serverMainThreadPercent: number;
+    /** CPU time per response, in µs: the whole server, and its main thread (less noisy than req/s). */
+    serverUsPerResponse: number;
+    serverMainThreadUsPerResponse: number;
+    otherPercent: number;
+  };
 }
 
 /** The autocannon internals the close-aware patch touches (autocannon 8, lib/httpClient.js). */
@@ -85,6 +94,7 @@ export async function runLoad(req: LoadRequest, options: LoadOptions): Promise<L
   const counter = { closeResponses: 0 };
   const cpuStart = process.cpuUsage();
   const serverCpuStart = readProcCpuMs(options.serverPid);
+  const serverMainStart = readProcCpuMs(options.serverPid, options.serverPid);
   const systemStart = readSystemBusyMs();
   const wallStart = process.hrtime.bigint();
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
@@ -110,6 +120,7 @@ export async function runLoad(req: LoadRequest, options: LoadOptions): Promise<L
   const wallMs = Number(process.hrtime.bigint() - wallStart) / 1e6;
   const cpu = process.cpuUsage(cpuStart);
   const serverCpuMs = readProcCpuMs(options.serverPid) - serverCpuStart;
+  const serverMainMs = readProcCpuMs(options.serverPid, options.serverPid) - serverMainStart;
   const clientCpuMs = (cpu.user + cpu.system) / 1000;
   const otherCpuMs = readSystemBusyMs() - systemStart - serverCpuMs - clientCpuMs;
   times.sort((a, b) => a - b);
@@ -136,6 +147,9 @@ export async function runLoad(req: LoadRequest, options: LoadOptions): Promise<L
     cpu: {
       clientPercent: round((clientCpuMs / wallMs) * 100, 1),
       serverPercent: round((serverCpuMs / wallMs) * 100, 1),
+      serverMainThreadPercent: round((serverMainMs / wallMs) * 100, 1),
+      serverUsPerResponse: round((serverCpuMs * 1000) / Math.max(1, times.length), 1),
+      serverMainThreadUsPerResponse: round((serverMainMs * 1000) / Math.max(1, times.length), 1),
       otherPercent: round((Math.max(0, otherCpuMs) / wallMs) * 100, 1),
     },
   };
