@@ -33,6 +33,7 @@ export class MethodPool {
       maxQueue: options.maxQueue,
       idleTimeout: 60_000,
       resourceLimits: { maxOldGenerationSizeMb: options.maxOldGenerationSizeMb },
+      recordTiming: false,
     });
     // A worker that dies is reported per task; the pool-level event must not crash the gateway.
     this.piscina.on("error", () => undefined);
@@ -43,6 +44,29 @@ export class MethodPool {
   }
 
   private runtime: ProfileRuntime | undefined;
+  /** Tasks' deadlines, checked by one timer: a timer per task costs more than a short method does. */
+  private readonly deadlines = new Set<{ controller: AbortController; at: number }>();
+  private sweeper: ReturnType<typeof setInterval> | undefined;
+
+  private watchDeadlines(): void {
+    if (this.sweeper !== undefined) return;
+    const tick = Math.max(10, Math.min(250, Math.floor(this.taskTimeoutMs / 10)));
+    // A monotonic clock: a wall clock faked or set back must not time tasks out.
+    this.sweeper = setInterval(() => {
+      const now = performance.now();
+      for (const deadline of this.deadlines) {
+        if (now >= deadline.at) {
+          this.deadlines.delete(deadline);
+          deadline.controller.abort(new DOMException("The task timed out.", "TimeoutError"));
+        }
+      }
+      if (this.deadlines.size === 0) {
+        clearInterval(this.sweeper);
+        this.sweeper = undefined;
+      }
+    }, tick);
+    this.sweeper.unref();
+  }
 
   /** The runtime this pool's workers reach; set once, before the first task. */
   attach(runtime: ProfileRuntime): void {
@@ -57,15 +81,24 @@ export class MethodPool {
   ): Promise<MethodRun> {
     try {
       const task: MethodTask = { kind, method, params, described: runtime.describe() };
-      // Aborting a running task makes piscina terminate its worker: a hung method cannot hold a thread.
-      const outcome = await this.piscina.run(task, { signal: AbortSignal.timeout(this.taskTimeoutMs) });
-      return { frame: frameOf(outcome), fault: isWellFormed(outcome) ? null : "bad_result" };
+      const controller = new AbortController();
+      const deadline = { controller, at: performance.now() + this.taskTimeoutMs };
+      this.deadlines.add(deadline);
+      this.watchDeadlines();
+      try {
+        // Aborting a running task makes piscina terminate its worker: a hung method cannot hold a thread.
+        const outcome = await this.piscina.run(task, { signal: controller.signal });
+        return { frame: frameOf(outcome), fault: isWellFormed(outcome) ? null : "bad_result" };
+      } finally {
+        this.deadlines.delete(deadline);
+      }
     } catch (error) {
       return { frame: errorFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE), fault: classify(error) };
     }
   }
 
   async destroy(): Promise<void> {
+    clearInterval(this.sweeper);
     await this.piscina.destroy();
   }
 }
