@@ -1,4 +1,4 @@
-import type { DiscoveredTool } from "../plugin/mcp-client/types.js";
+import type { DiscoveredTool, Discovery } from "../plugin/mcp-client/types.js";
 import type { LiveSpec, LiveStatus } from "./live/types.js";
 
 export type { LiveSpec, LiveStatus, PermissionRecord } from "./live/types.js";
@@ -10,6 +10,8 @@ export interface LiveManager {
   apply(spec: LiveSpec): Promise<LiveStatus>;
   remove(name: string): Promise<void>;
   status(name: string): LiveStatus | null;
+  /** What a connected connection's live session lists now (all tools, not only exposed); else null. */
+  discovery(name: string): Discovery | null;
   /** Definitions of a connection's tools exposed right now. */
   exposedTools(name: string): DiscoveredTool[];
   /** Calls an exposed tool; rejects with `{ code }` data (NOT_FOUND, NOT_PERMITTED, NEEDS_AUTH, …). */

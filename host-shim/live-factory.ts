@@ -49,6 +49,7 @@ export function createLiveManager(
     remove: (name) => live.remove(name),
     status: (name) => live.status(name),
     exposedTools: (name) => live.exposedTools(name),
+    discovery: (name) => live.discovery(name),
     callTool: (name, tool, args, signal) => live.callTool(name, tool, args, signal),
     close: () => live.close(),
   };

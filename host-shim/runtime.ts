@@ -206,6 +206,10 @@ export class ProfileRuntime {
           ? null
           : { client: reuse.client, authorizationServerUrl: reuse.binding.authorizationServerUrl },
       transaction: opSecrets?.transaction ?? null,
+      liveDiscovery:
+        operation.intent === "permissions" && opSecrets?.oauth == null
+          ? this.deps.live.discovery(operation.name)
+          : null,
     };
   }
 

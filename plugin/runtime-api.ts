@@ -81,6 +81,11 @@ export interface StepInput {
   /** The binding and client to reuse when reauthorizing. */
   knownClient: { client: StoredClient; authorizationServerUrl: string } | null;
   transaction: AuthorizationTransaction | null;
+  /**
+   * For a permission review of a connected connection: what its live session lists now. The review reads
+   * it instead of reconnecting, so it never spends the connection's tokens or refresh chain.
+   */
+  liveDiscovery: Discovery | null;
 }
 
 export type CallbackClaim =

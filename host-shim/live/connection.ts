@@ -1,4 +1,4 @@
-import type { DiscoveredTool } from "../../plugin/mcp-client/types.js";
+import type { DiscoveredTool, Discovery } from "../../plugin/mcp-client/types.js";
 import type { HostLogger, ToolRegistry } from "../contract.js";
 import { backoffDelay } from "./backoff.js";
 import { ToolBridge } from "./bridge.js";
@@ -38,6 +38,8 @@ export class LiveConnection {
   private state: LiveState = "connecting";
   private reason: string | null = null;
   private discovered: DiscoveredTool[] = [];
+  /** What the open session last listed, whole: an owner's permission review reads it. */
+  private lastDiscovery: Discovery | null = null;
   private readonly bridge: ToolBridge;
   private session: Session | null = null;
   private epoch = 0;
@@ -60,6 +62,11 @@ export class LiveConnection {
 
   get name(): string {
     return this.spec.name;
+  }
+
+  /** The live session's current listing while connected; null otherwise. */
+  discovery(): Discovery | null {
+    return this.state === "connected" ? this.lastDiscovery : null;
   }
 
   /** Definitions of the tools exposed right now: what an external key may be shown of this connection. */
@@ -177,6 +184,7 @@ export class LiveConnection {
       case "open":
         this.session = opened.session;
         this.discovered = opened.tools;
+        this.lastDiscovery = opened.discovery;
         this.attempt = 0;
         this.setState("connected", null);
         this.deps.logger.info(
@@ -202,16 +210,16 @@ export class LiveConnection {
         this.relistAgain = false;
         const { session, epoch } = this;
         if (session === null) return;
-        let tools: DiscoveredTool[];
+        let listed: Discovery;
         try {
-          tools = (await listDiscovery(session.client, session.transport, { timeoutMs: this.deps.timeoutMs }))
-            .tools;
+          listed = await listDiscovery(session.client, session.transport, { timeoutMs: this.deps.timeoutMs });
         } catch {
           this.lost(session);
           return;
         }
         if (epoch !== this.epoch) return; // a new session lists for itself
-        this.discovered = tools;
+        this.discovered = listed.tools;
+        this.lastDiscovery = listed;
         this.sync();
         this.changed();
       } while (this.relistAgain);

@@ -1,4 +1,4 @@
-import type { DiscoveredTool } from "../../plugin/mcp-client/types.js";
+import type { DiscoveredTool, Discovery } from "../../plugin/mcp-client/types.js";
 import { DEFAULT_BACKOFF } from "./backoff.js";
 import { LiveConnection } from "./connection.js";
 import { TokenKeeper } from "./tokens.js";
@@ -52,6 +52,10 @@ export class LiveConnections {
 
   status(name: string): LiveStatus | null {
     return this.connections.get(name)?.status() ?? null;
+  }
+
+  discovery(name: string): Discovery | null {
+    return this.connections.get(name)?.discovery() ?? null;
   }
 
   exposedTools(name: string): DiscoveredTool[] {

@@ -1,6 +1,6 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { DiscoveredTool, TransportKind } from "../../plugin/mcp-client/types.js";
+import type { DiscoveredTool, Discovery, TransportKind } from "../../plugin/mcp-client/types.js";
 import { connectClient, listDiscovery } from "./mcp-client.js";
 import { REASON, isTransient, listingFailure, ownerText } from "./reasons.js";
 import { type TokenKeeper, isTokenError, transportFetch } from "./tokens.js";
@@ -22,7 +22,7 @@ export interface SessionHooks {
 
 export type Opened =
   /** `stale`: tools/list_changed arrived during the first listing, so list again once installed. */
-  | { kind: "open"; session: Session; tools: DiscoveredTool[]; stale: boolean }
+  | { kind: "open"; session: Session; tools: DiscoveredTool[]; discovery: Discovery; stale: boolean }
   | { kind: "needs_auth" }
   /** `retry`: worth trying again later; `fail`: needs the owner. `text` is owner-readable. */
   | { kind: "retry" | "fail"; text: string; reason: string };
@@ -79,9 +79,10 @@ export async function openSession(
     hooks.onError(session);
   };
   try {
-    const { tools } = await listDiscovery(result.client, result.transport, { timeoutMs: deps.timeoutMs });
+    const discovery = await listDiscovery(result.client, result.transport, { timeoutMs: deps.timeoutMs });
+    const { tools } = discovery;
     listing = false;
-    if (deps.current()) return { kind: "open", session, tools, stale };
+    if (deps.current()) return { kind: "open", session, tools, discovery, stale };
     await session.close().catch(() => undefined);
     return null;
   } catch (error) {

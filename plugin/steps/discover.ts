@@ -17,6 +17,7 @@ export async function discoverStep(params: Record<string, unknown>, { runtime }:
   if (operation.phase !== "checking") return null;
   if (operation.intent === "reauthorize" && input.accessToken === null)
     return authorize(input, null, runtime);
+  if (input.liveDiscovery !== null) return expectOk(runtime.toReview(id, input.liveDiscovery));
   const outcome = await discover(input.target, {
     accessToken: input.accessToken,
     timeoutMs: DISCOVERY_TIMEOUT_MS,
@@ -25,7 +26,8 @@ export async function discoverStep(params: Record<string, unknown>, { runtime }:
   if (outcome.kind === "failed") {
     return expectOk(runtime.fail(id, { code: "CONNECTION_FAILED", message: outcome.message }));
   }
-  if (input.accessToken !== null) {
+  // A stored token the server refuses (expired, revoked) sends a review back through sign-in when it can.
+  if (input.accessToken !== null && (operation.intent === "connect" || operation.redirectUri === null)) {
     return expectOk(
       runtime.fail(id, {
         code: "OAUTH_INVALID",

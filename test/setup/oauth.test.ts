@@ -114,6 +114,21 @@ describe("native OAuth setup against a real authorization server", function () {
       expect(second.content[0]?.text).to.contain("two");
       expect(server.counts().grants.refresh_token).to.be.greaterThan(refreshesBefore);
 
+      // A permission review after the stored access token expired reads the live session: no sign-in,
+      // and no second spender of the refresh chain.
+      await new Promise((resolve) => setTimeout(resolve, 2_300));
+      const permissions = await beginAndWait(
+        gw,
+        { name: "secured", intent: "permissions" },
+        ["review", "failed"],
+        profile,
+      );
+      expect(permissions.phase, JSON.stringify(permissions.error)).to.equal("review");
+      const reconfirmed = resultOf(
+        await call(gw, "mcp.setup.confirm", { id: permissions.id, permissions: { mode: "all" } }, profile),
+      );
+      expect(reconfirmed.phase).to.equal("complete");
+
       // A dead refresh chain shows as needs_auth; reauthorize repairs it and keeps the permissions.
       server.killRefreshChain();
       await new Promise((resolve) => setTimeout(resolve, 2_300));
