@@ -52,6 +52,7 @@ async function main(): Promise<void> {
     script: GATEWAY,
     args: ["--port", "0", "--state-dir", join(dir, "state"), "--token-file", join(dir, "token")],
     stderrFile: join(dir, "gateway.log"),
+    nodeArgs: (process.env.BENCH_GATEWAY_NODE_ARGS ?? "").split(" ").filter((arg) => arg.length > 0),
   });
   const { readFileSync } = await import("node:fs");
   const token = readFileSync(join(dir, "token"), "utf8").trim();

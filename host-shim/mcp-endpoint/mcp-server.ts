@@ -7,8 +7,20 @@ import {
   McpError,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { ExternalTool } from "../access-contract.js";
 import { type CallScope, runToolCall } from "./tool-call.js";
+
+/**
+ * The SDK gives every Server its own Ajv instance, built in about a millisecond; a stateless endpoint
+ * builds a Server per request. This server never validates a schema (it sends no elicitation), so one
+ * validator, made on first use, serves every request.
+ */
+let validator: AjvJsonSchemaValidator | undefined;
+function sharedValidator(): AjvJsonSchemaValidator {
+  validator ??= new AjvJsonSchemaValidator();
+  return validator;
+}
 
 export const SERVER_INFO = { name: "mcp-manage", version: "0.1.0" } as const;
 
@@ -20,7 +32,11 @@ const INSTRUCTIONS =
  * handlers close over that request's authenticated key and nothing outlives the request.
  */
 export function buildServer(scope: CallScope): Server {
-  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: {} },
+    instructions: INSTRUCTIONS,
+    jsonSchemaValidator: sharedValidator(),
+  });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     let tools: ExternalTool[];
