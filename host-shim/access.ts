@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { methodError } from "../plugin/errors.js";
+import type { AccessCreateInput, AccessView } from "../plugin/runtime-api.js";
 import { canonicalJson } from "../plugin/setup/canonical.js";
 import type {
   AccessCallErrorCode,
@@ -18,26 +19,7 @@ const MAX_KEYS = 256;
 const KEEP_ENDED_MS = 7 * 86_400_000;
 const SWEEP_MS = 1_000;
 
-export type AccessStatus = "active" | "expired" | "revoked" | "unavailable";
-
-export interface AccessCreateInput {
-  id: string;
-  label: string;
-  sessionKey: string;
-  tools: string[];
-  tokenDigest: string;
-  ttlSeconds: number;
-}
-
-export interface AccessView {
-  id: string;
-  label: string;
-  sessionKey: string;
-  tools: string[];
-  createdAt: string;
-  expiresAt: string;
-  status: AccessStatus;
-}
+type AccessStatus = AccessView["status"];
 
 interface EligibleTool extends ExternalTool {
   source: "conversation" | "connection";

@@ -315,20 +315,20 @@ const PROBE_PARAMS: Record<string, unknown> = { docsProbe: "not a param of any m
  * reaches the runtime before checking its params therefore still answers without touching real state.
  * Deliberately not typed as RuntimeApi: the runtime API grows as features land, and this fake need not.
  */
+/** A runtime on which every feature works: the table's "Today" is about the build, not this runtime. */
+const DESCRIBED = {
+  profile: null,
+  storeWritable: true,
+  liveConnections: true,
+  accessEndpoint: true,
+  setupTimeoutSeconds: 600,
+  oauthCallbackModes: ["loopback"],
+  oauthRedirectUris: [],
+  now: Date.now(),
+};
+
 const ANSWERS: Record<string, () => Promise<unknown>> = {
-  describe: async () => ({
-    ok: true,
-    value: {
-      profile: null,
-      storeWritable: true,
-      liveConnections: true,
-      accessEndpoint: true,
-      setupTimeoutSeconds: 600,
-      oauthCallbackModes: ["loopback"],
-      oauthRedirectUris: [],
-      now: Date.now(),
-    },
-  }),
+  describe: async () => ({ ok: true, value: DESCRIBED }),
   listConnections: async () => ({ ok: true, value: { connections: [], catalog: [] } }),
 };
 
@@ -352,16 +352,7 @@ const fakeRuntime = new Proxy(
 
 const fakeContext: MethodContext = {
   runtime: fakeRuntime as unknown as MethodContext["runtime"],
-  described: {
-    profile: null,
-    storeWritable: true,
-    liveConnections: true,
-    accessEndpoint: true,
-    setupTimeoutSeconds: 600,
-    oauthCallbackModes: ["loopback"],
-    oauthRedirectUris: [],
-    now: Date.now(),
-  },
+  described: DESCRIBED,
   now: () => Date.now(),
 };
 
