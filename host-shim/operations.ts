@@ -1,6 +1,5 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { type ErrorData, methodError } from "../plugin/errors.js";
-import type { AuthorizationTransaction, Discovery } from "../plugin/mcp-client/types.js";
 import {
   type Draft,
   type Intent,
@@ -265,5 +264,3 @@ export class OperationTable {
     for (const id of dropSecretsOf) void this.dropSecrets(id).catch(() => undefined);
   }
 }
-
-export type { AuthorizationTransaction, Discovery };

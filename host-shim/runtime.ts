@@ -14,7 +14,6 @@ import type {
 } from "../plugin/runtime-api.js";
 import type { OperationSnapshot } from "../plugin/setup/operation.js";
 import { snapshotOf } from "../plugin/setup/operation.js";
-import type { PermissionsInput } from "../plugin/setup/params.js";
 import type { AccessBook } from "./access.js";
 import type { CatalogEntry } from "./catalog.js";
 import { Committer } from "./commit.js";
@@ -287,5 +286,3 @@ async function settle<T>(run: () => T | Promise<T>): Promise<Outcome<T>> {
     return { ok: false, error: data, expected };
   }
 }
-
-export type { PermissionsInput };

@@ -1,7 +1,6 @@
 import type { ServerTarget } from "../plugin/mcp-client/types.js";
 import type { Draft, ServerLocation } from "../plugin/setup/operation.js";
 import type { CatalogEntry } from "./catalog.js";
-import type { PermissionRecord } from "./live-contract.js";
 import type { ConnectionSecrets, PublishedConnection } from "./store.js";
 
 export function locationOf(entry: CatalogEntry): ServerLocation {
@@ -39,10 +38,6 @@ export function draftLocation(
     return entry === undefined ? null : locationOf(entry);
   }
   return null;
-}
-
-export function permissionRecordOf(published: PublishedConnection): PermissionRecord {
-  return published.permissions;
 }
 
 export function liveTargetOf(

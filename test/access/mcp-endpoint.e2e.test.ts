@@ -189,15 +189,12 @@ describe("/mcp: an external agent with a scoped key", function () {
         () => "error",
       );
       await until(() => slow.running() > 0);
-      const revokedAt = Date.now();
       resultOf(await call(gw, "mcp.access.revoke", { id }));
       expect(await pending).to.equal("error");
-      const settledMs = Date.now() - revokedAt;
       // Settled long before the tool's own 10 s: the revocation, not the tool, ended the call.
       expect(Date.now() - started).to.be.below(9_000);
       await until(() => slow.cancelled() > 0);
       expect(slow.calls.some((entry) => entry.tool === "sleep")).to.equal(false);
-      expect(settledMs).to.be.a("number");
       const again = await client.listTools().then(
         () => "listed",
         () => "refused",

@@ -1,4 +1,4 @@
-import { type IncomingHttpHeaders, request as httpRequest } from "node:http";
+import { type IncomingHttpHeaders, type IncomingMessage, request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 
 export interface SendOptions {
@@ -51,21 +51,7 @@ export function send(options: SendOptions): Promise<Reply> {
         agent: false,
         ...(options.localAddress === undefined ? {} : { localAddress: options.localAddress }),
       },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("error", reject);
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          let json: unknown;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-        });
-      },
+      (res) => readReply(res).then(resolve, reject),
     );
     // A server may answer and close before the whole body is written; the reply is what counts.
     req.on("error", reject);
@@ -79,6 +65,25 @@ export function send(options: SendOptions): Promise<Reply> {
     } else {
       req.end(body);
     }
+  });
+}
+
+/** Collects a response whole: status, headers, text, and its JSON when it parses. */
+export function readReply(res: IncomingMessage): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on("data", (chunk: Buffer) => chunks.push(chunk));
+    res.on("error", reject);
+    res.on("end", () => {
+      const text = Buffer.concat(chunks).toString("utf8");
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+    });
   });
 }
 

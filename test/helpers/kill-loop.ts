@@ -7,7 +7,7 @@ import { readFile, readdir, stat } from "node:fs/promises";
 import { request } from "node:http";
 import { join } from "node:path";
 import type { ConnectionsFile, SecretsFile, StateFile } from "../../host-shim/store.js";
-import type { Reply } from "./http.js";
+import { type Reply, readReply } from "./http.js";
 
 export const STATE_FILES = ["connections.json", "secrets.json", "state.json"] as const;
 export type StateFileName = (typeof STATE_FILES)[number];
@@ -102,19 +102,7 @@ export function postObserved(url: string, token: string, envelope: unknown): Obs
       },
       (res) => {
         markAnswering(performance.now());
-        const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("error", (error) => resolve(error));
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          let json: unknown;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-        });
+        readReply(res).then(resolve, (error: Error) => resolve(error));
       },
     );
     req.on("finish", () => markSent(performance.now()));
