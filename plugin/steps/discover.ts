@@ -5,6 +5,7 @@ import { type MethodContext, expectOk } from "../method-context.js";
 import type { StepInput } from "../runtime-api.js";
 
 const DISCOVERY_TIMEOUT_MS = 15_000;
+const RETRY_DELAY_MS = 100;
 
 /**
  * The setup step after begin (and after an OAuth code exchange): reach the server, and either record what
@@ -18,10 +19,14 @@ export async function discoverStep(params: Record<string, unknown>, { runtime }:
   if (operation.intent === "reauthorize" && input.accessToken === null)
     return authorize(input, null, runtime);
   if (input.liveDiscovery !== null) return expectOk(runtime.toReview(id, input.liveDiscovery));
-  const outcome = await discover(input.target, {
-    accessToken: input.accessToken,
-    timeoutMs: DISCOVERY_TIMEOUT_MS,
-  });
+  const options = { accessToken: input.accessToken, timeoutMs: DISCOVERY_TIMEOUT_MS };
+  let outcome = await discover(input.target, options);
+  // A connection dropped under us (a reused keep-alive socket the server had just closed, say) is not a
+  // verdict on the server: one more try before telling the owner it is unreachable.
+  if (outcome.kind === "failed" && outcome.reason === "unreachable") {
+    await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
+    outcome = await discover(input.target, options);
+  }
   if (outcome.kind === "ok") return expectOk(runtime.toReview(id, outcome.discovery));
   if (outcome.kind === "failed") {
     return expectOk(runtime.fail(id, { code: "CONNECTION_FAILED", message: outcome.message }));
