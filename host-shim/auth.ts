@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 
 /**
@@ -15,19 +15,27 @@ export function presentedToken(headers: IncomingHttpHeaders, tokenHeader: string
   return match?.[1] ?? null;
 }
 
-let configuredCache: { token: string; digest: Buffer } | undefined;
+let configured: { token: string; bytes: Buffer; scratch: Buffer } | undefined;
 
-/** The configured token's digest, hashed again only when the token changes (it may be rotated). */
-function configuredDigest(configured: string): Buffer {
-  if (configuredCache?.token !== configured) {
-    configuredCache = { token: configured, digest: createHash("sha256").update(configured, "utf8").digest() };
+/** The configured token's bytes, encoded again only when the token changes (it may be rotated). */
+function configuredBytes(token: string): { bytes: Buffer; scratch: Buffer } {
+  if (configured?.token !== token) {
+    const bytes = Buffer.from(token, "utf8");
+    configured = { token, bytes, scratch: Buffer.alloc(bytes.length) };
   }
-  return configuredCache.digest;
+  return configured;
 }
 
-/** Constant-time in the token's content and length: both sides are hashed to a fixed size first. */
-export function tokenMatches(presented: string | null, configured: string): boolean {
-  if (presented === null || configured.length === 0 || presented.length === 0) return false;
-  const a = createHash("sha256").update(presented, "utf8").digest();
-  return timingSafeEqual(a, configuredDigest(configured));
+/**
+ * Constant-time in the configured token's content: the presented bytes are copied into a buffer of the
+ * configured length (cut or zero-padded) and compared whole, and only then are the lengths compared. The
+ * work depends on the presented token's length, which the client already knows, never on the secret.
+ */
+export function tokenMatches(presented: string | null, token: string): boolean {
+  if (presented === null || token.length === 0 || presented.length === 0) return false;
+  const { bytes, scratch } = configuredBytes(token);
+  scratch.fill(0);
+  const written = scratch.write(presented, "utf8");
+  const sameContent = timingSafeEqual(scratch, bytes);
+  return sameContent && written === bytes.length && Buffer.byteLength(presented, "utf8") === bytes.length;
 }

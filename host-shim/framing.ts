@@ -1,4 +1,4 @@
-import type { ServerResponse } from "node:http";
+import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import type { ErrorData } from "../plugin/errors.js";
 
 export type Frame =
@@ -25,12 +25,15 @@ export function writeFrame(
 ): void {
   if (res.headersSent || res.writableEnded) return;
   const payload = JSON.stringify(frame.body);
-  res.statusCode = frame.status;
-  res.setHeader("Content-Type", "application/json; charset=utf-8");
-  res.setHeader("Content-Length", Buffer.byteLength(payload));
-  res.setHeader("Cache-Control", "no-store");
-  res.setHeader("X-Content-Type-Options", "nosniff");
-  if (options.allow !== undefined) res.setHeader("Allow", options.allow);
-  if (options.close === true) res.setHeader("Connection", "close");
+  const headers: OutgoingHttpHeaders = {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(payload),
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+  };
+  if (options.allow !== undefined) headers.Allow = options.allow;
+  if (options.close === true) headers.Connection = "close";
+  // One writeHead: a setHeader per header costs more than the rest of a small response.
+  res.writeHead(frame.status, headers);
   res.end(payload);
 }

@@ -29,38 +29,53 @@ interface RequestRecord {
 /**
  * The owner route, checked in the spec's order: transport, host/origin, token, body, envelope, then
  * dispatch. Every response leaves through writeFrame; one log line per request names no header or body.
+ * The checks before the body are synchronous, so a refused request is answered in the tick it arrived.
  */
 export function createManageHandler(host: GatewayHost, invoke: LocalInvoke) {
   const tokenHeader = (host.tokenHeader ?? "x-service-token").toLowerCase();
   const allowedHosts = new Set((host.allowedHosts ?? []).map((name) => name.toLowerCase()));
 
-  return async function handleManage(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const started = process.hrtime.bigint();
+  return function handleManage(req: IncomingMessage, res: ServerResponse): Promise<void> | undefined {
+    const started = performance.now();
     const record: RequestRecord = { method: null, profile: null, fault: null };
-    res.once("finish", () => {
-      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      host.logger.info(
-        {
-          route: MANAGE_PATH,
-          method: record.method,
-          status: res.statusCode,
-          durationMs,
-          profile: record.profile,
-          fault: record.fault,
-        },
-        "mcp-manage request",
-      );
-    });
-    const frame = await answer(req, record).catch((): Frame => {
-      record.fault = "crash";
-      return errorFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE);
-    });
+    const refusal = refuseBeforeBody(req);
+    if (refusal !== null) {
+      respond(req, res, refusal, record, started);
+      return undefined;
+    }
+    return answerFromBody(req, record)
+      .catch((): Frame => {
+        record.fault = "crash";
+        return errorFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE);
+      })
+      .then((frame) => respond(req, res, frame, record, started));
+  };
+
+  function respond(
+    req: IncomingMessage,
+    res: ServerResponse,
+    frame: Frame,
+    record: RequestRecord,
+    started: number,
+  ): void {
     const unread = mustCloseForUnreadBody(req);
     if (unread) drainAndLingerClose(req);
     writeFrame(res, frame, { close: unread, allow: frame.status === 405 ? "POST" : undefined });
-  };
+    // Logged once the response is handed to the socket: a 'finish' listener per request costs more.
+    host.logger.info(
+      {
+        route: MANAGE_PATH,
+        method: record.method,
+        status: res.statusCode,
+        durationMs: performance.now() - started,
+        profile: record.profile,
+        fault: record.fault,
+      },
+      "mcp-manage request",
+    );
+  }
 
-  async function answer(req: IncomingMessage, record: RequestRecord): Promise<Frame> {
+  function refuseBeforeBody(req: IncomingMessage): Frame | null {
     if (!isSecureTransport(req.socket)) return routeError("SECURE_TRANSPORT_REQUIRED");
     if (!passesOriginCheck(single(req.headers.origin), req.headers.host, allowedHosts)) {
       return routeError("SECURE_TRANSPORT_REQUIRED");
@@ -72,6 +87,10 @@ export function createManageHandler(host: GatewayHost, invoke: LocalInvoke) {
     if (!isJsonContentType(req.headers["content-type"])) {
       return errorFrame(400, "INVALID_PARAMS", "Content-Type must be application/json.");
     }
+    return null;
+  }
+
+  async function answerFromBody(req: IncomingMessage, record: RequestRecord): Promise<Frame> {
     const body = await readBoundedBody(req);
     if (body.kind === "too_large") return routeError("TOO_LARGE");
     if (body.kind === "aborted") return errorFrame(400, "INVALID_PARAMS", "The request body was cut short.");

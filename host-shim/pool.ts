@@ -1,7 +1,13 @@
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import { UNAVAILABLE_MESSAGE } from "../plugin/errors.js";
-import { type MethodTask, type MethodTaskResult, isRuntimeConnect } from "../plugin/task.js";
+import {
+  type MethodTask,
+  type MethodTaskOutcome,
+  type MethodTaskResult,
+  type SingleTask,
+  isRuntimeConnect,
+} from "../plugin/task.js";
 import { type Frame, errorFrame, resultFrame } from "./framing.js";
 import type { PluginOptions } from "./options.js";
 import type { ProfileRuntime } from "./runtime.js";
@@ -17,11 +23,37 @@ export interface MethodRun {
 }
 
 /**
+ * Read-only methods that answer from the runtime's memory: the ones apps poll. Calls of them that reach
+ * the pool in the same event-loop turn go to one worker as one task, which answers each separately, so
+ * the hand-off to a worker (the larger part of such a request's cost) is paid once per batch. Methods
+ * that write, or may wait on the network, always run alone: a batch answers when its slowest item does.
+ */
+export const COALESCED_METHODS: ReadonlySet<string> = new Set([
+  "mcp.capabilities",
+  "mcp.connections.list",
+  "mcp.access.catalog",
+  "mcp.access.list",
+  "mcp.setup.pending",
+  "mcp.setup.status",
+]);
+
+/** A batch this large is sent at once rather than at the end of the turn. */
+export const MAX_BATCH = 32;
+
+interface Waiting {
+  method: string;
+  params: Record<string, unknown>;
+  resolve(run: MethodRun): void;
+}
+
+type Submitted = { outcome: MethodTaskOutcome } | { fault: DispatchFault };
+
+/**
  * The worker pool. A method runs in a worker; a crash, an out-of-memory death or a timeout costs that
  * worker only and becomes 503 UNAVAILABLE with a fixed message. Piscina replaces the worker.
  */
 export class MethodPool {
-  private readonly piscina: Piscina<MethodTask, MethodTaskResult>;
+  private readonly piscina: Piscina<MethodTask, MethodTaskOutcome>;
   private readonly taskTimeoutMs: number;
 
   constructor(options: Readonly<PluginOptions["pool"]>) {
@@ -73,27 +105,91 @@ export class MethodPool {
     this.runtime = runtime;
   }
 
-  async run(
+  /** Runs a method or step in a worker; never rejects: what went wrong is in the frame and the fault. */
+  run(
     method: string,
     params: Record<string, unknown>,
     runtime: ProfileRuntime,
-    kind: MethodTask["kind"] = "method",
+    kind: SingleTask["kind"] = "method",
   ): Promise<MethodRun> {
+    if (kind === "method" && COALESCED_METHODS.has(method)) return this.enqueue(method, params, runtime);
+    return this.runAlone({ kind, method, params, described: runtime.describe() });
+  }
+
+  private readonly waiting = new Map<ProfileRuntime, Waiting[]>();
+  private flushScheduled = false;
+
+  private enqueue(
+    method: string,
+    params: Record<string, unknown>,
+    runtime: ProfileRuntime,
+  ): Promise<MethodRun> {
+    return new Promise((resolve) => {
+      let batch = this.waiting.get(runtime);
+      if (batch === undefined) {
+        batch = [];
+        this.waiting.set(runtime, batch);
+      }
+      batch.push({ method, params, resolve });
+      if (batch.length >= MAX_BATCH) {
+        this.send(runtime);
+      } else if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        // After this turn's I/O callbacks: every request read in it joins the batch.
+        setImmediate(() => {
+          this.flushScheduled = false;
+          for (const waitingRuntime of [...this.waiting.keys()]) this.send(waitingRuntime);
+        });
+      }
+    });
+  }
+
+  private send(runtime: ProfileRuntime): void {
+    const batch = this.waiting.get(runtime);
+    this.waiting.delete(runtime);
+    if (batch === undefined || batch.length === 0) return;
+    const [only] = batch;
+    if (batch.length === 1 && only !== undefined) {
+      const task: SingleTask = {
+        kind: "method",
+        method: only.method,
+        params: only.params,
+        described: runtime.describe(),
+      };
+      void this.runAlone(task).then(only.resolve);
+      return;
+    }
+    const items = batch.map(({ method, params }) => ({ method, params }));
+    void this.submit({ kind: "batch", items, described: runtime.describe() }).then((submitted) => {
+      const outcomes = "outcome" in submitted && Array.isArray(submitted.outcome) ? submitted.outcome : null;
+      batch.forEach((waiting, index) => {
+        if ("fault" in submitted) return waiting.resolve(unavailable(submitted.fault));
+        const outcome = outcomes?.length === batch.length ? outcomes[index] : undefined;
+        waiting.resolve(runOf(outcome));
+      });
+    });
+  }
+
+  private async runAlone(task: SingleTask): Promise<MethodRun> {
+    const submitted = await this.submit(task);
+    if ("fault" in submitted) return unavailable(submitted.fault);
+    return runOf(Array.isArray(submitted.outcome) ? undefined : submitted.outcome);
+  }
+
+  private async submit(task: MethodTask): Promise<Submitted> {
     try {
-      const task: MethodTask = { kind, method, params, described: runtime.describe() };
       const controller = new AbortController();
       const deadline = { controller, at: performance.now() + this.taskTimeoutMs };
       this.deadlines.add(deadline);
       this.watchDeadlines();
       try {
         // Aborting a running task makes piscina terminate its worker: a hung method cannot hold a thread.
-        const outcome = await this.piscina.run(task, { signal: controller.signal });
-        return { frame: frameOf(outcome), fault: isWellFormed(outcome) ? null : "bad_result" };
+        return { outcome: await this.piscina.run(task, { signal: controller.signal }) };
       } finally {
         this.deadlines.delete(deadline);
       }
     } catch (error) {
-      return { frame: errorFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE), fault: classify(error) };
+      return { fault: classify(error) };
     }
   }
 
@@ -103,15 +199,22 @@ export class MethodPool {
   }
 }
 
-function isWellFormed(outcome: MethodTaskResult): boolean {
-  return typeof outcome === "object" && outcome !== null && typeof outcome.ok === "boolean";
+function unavailable(fault: DispatchFault): MethodRun {
+  return { frame: errorFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE), fault };
 }
 
-function frameOf(outcome: MethodTaskResult): Frame {
-  if (!isWellFormed(outcome)) return errorFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE);
-  if (outcome.ok) return resultFrame(outcome.result);
-  if (!outcome.expected) return errorFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE);
-  return errorFrame(400, outcome.error.code, outcome.error.message);
+function isWellFormed(outcome: unknown): outcome is MethodTaskResult {
+  return (
+    typeof outcome === "object" && outcome !== null && typeof (outcome as { ok?: unknown }).ok === "boolean"
+  );
+}
+
+/** A worker's answer, believed only when well formed: anything else is 503 with the fault `bad_result`. */
+function runOf(outcome: unknown): MethodRun {
+  if (!isWellFormed(outcome)) return unavailable("bad_result");
+  if (outcome.ok) return { frame: resultFrame(outcome.result), fault: null };
+  if (!outcome.expected) return { frame: errorFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE), fault: null };
+  return { frame: errorFrame(400, outcome.error.code, outcome.error.message), fault: null };
 }
 
 function classify(error: unknown): DispatchFault {

@@ -6,7 +6,7 @@ import type { RuntimeDescription } from "./runtime-api.js";
  * One piscina task: a validated envelope's method and params, and the runtime's description at the
  * moment of the request (what capabilities and the feature gates read, without a round trip).
  */
-export interface MethodTask {
+export interface SingleTask {
   /** A wire method, or a setup step the runtime runs detached from any request. */
   kind: "method" | "step";
   method: string;
@@ -14,10 +14,25 @@ export interface MethodTask {
   described: RuntimeDescription;
 }
 
+/**
+ * Several read-only method calls that reached the pool in the same event-loop turn, run by one worker
+ * as one task and answered one by one (see COALESCED_METHODS in host-shim/pool.ts).
+ */
+export interface BatchTask {
+  kind: "batch";
+  items: { method: string; params: Record<string, unknown> }[];
+  described: RuntimeDescription;
+}
+
+export type MethodTask = SingleTask | BatchTask;
+
 /** `expected: false` marks an error the method did not mean to raise: the shim answers 503, not 400. */
 export type MethodTaskResult =
   | { ok: true; result: unknown }
   | { ok: false; error: ErrorData; expected: boolean };
+
+/** A single task answers one result; a batch answers one per item, in the items' order. */
+export type MethodTaskOutcome = MethodTaskResult | MethodTaskResult[];
 
 /**
  * A worker asks for its channel to the runtime once, over piscina's parentPort, handing over one end of

@@ -2,9 +2,15 @@ import { MessageChannel, parentPort } from "node:worker_threads";
 import { Comlink, type Remote, nodeEndpoint } from "./comlink.js";
 import { methodError, toErrorData } from "./errors.js";
 import { METHOD_HANDLERS } from "./methods/index.js";
-import type { RuntimeApi } from "./runtime-api.js";
+import type { RuntimeApi, RuntimeDescription } from "./runtime-api.js";
 import { STEP_HANDLERS } from "./steps/index.js";
-import { type MethodTask, type MethodTaskResult, RUNTIME_CONNECT } from "./task.js";
+import {
+  type MethodTask,
+  type MethodTaskOutcome,
+  type MethodTaskResult,
+  RUNTIME_CONNECT,
+  type SingleTask,
+} from "./task.js";
 
 let runtime: Remote<RuntimeApi> | undefined;
 
@@ -21,16 +27,29 @@ function runtimeChannel(): Remote<RuntimeApi> {
   return runtime;
 }
 
-/** The piscina worker entry: runs one wire method (or setup step) against the profile's runtime. */
-export default async function runMethodTask(task: MethodTask): Promise<MethodTaskResult> {
+/** The piscina worker entry: runs one wire method or setup step, or a batch of read-only methods. */
+export default function runMethodTask(task: MethodTask): Promise<MethodTaskOutcome> {
+  if (task.kind === "batch") {
+    // Each item fails alone: one method's error never becomes another's answer.
+    return Promise.all(task.items.map((item) => runOne("method", item.method, item.params, task.described)));
+  }
+  return runOne(task.kind, task.method, task.params, task.described);
+}
+
+async function runOne(
+  kind: SingleTask["kind"],
+  method: string,
+  params: Record<string, unknown>,
+  described: RuntimeDescription,
+): Promise<MethodTaskResult> {
   try {
-    const handler = (task.kind === "step" ? STEP_HANDLERS : METHOD_HANDLERS).get(task.method);
+    const handler = (kind === "step" ? STEP_HANDLERS : METHOD_HANDLERS).get(method);
     if (handler === undefined) throw methodError("UNKNOWN_METHOD", "The method is not on the allowlist.");
-    const result = await handler(task.params, {
+    const result = await handler(params, {
       get runtime() {
         return runtimeChannel();
       },
-      described: task.described,
+      described,
       now: Date.now,
     });
     return { ok: true, result };
