@@ -1,4 +1,4 @@
-import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import type { ErrorData } from "../plugin/errors.js";
 
 export type Frame =
@@ -25,15 +25,19 @@ export function writeFrame(
 ): void {
   if (res.headersSent || res.writableEnded) return;
   const payload = JSON.stringify(frame.body);
-  const headers: OutgoingHttpHeaders = {
-    "Content-Type": "application/json; charset=utf-8",
-    "Content-Length": Buffer.byteLength(payload),
-    "Cache-Control": "no-store",
-    "X-Content-Type-Options": "nosniff",
-  };
-  if (options.allow !== undefined) headers.Allow = options.allow;
-  if (options.close === true) headers.Connection = "close";
-  // One writeHead: a setHeader per header costs more than the rest of a small response.
+  // A flat name/value list: the cheapest form writeHead takes, which matters on a busy route.
+  const headers = [
+    "Content-Type",
+    "application/json; charset=utf-8",
+    "Content-Length",
+    String(Buffer.byteLength(payload)),
+    "Cache-Control",
+    "no-store",
+    "X-Content-Type-Options",
+    "nosniff",
+  ];
+  if (options.allow !== undefined) headers.push("Allow", options.allow);
+  if (options.close === true) headers.push("Connection", "close");
   res.writeHead(frame.status, headers);
   res.end(payload);
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { type GatewayConfig, type ReferenceGateway, startGateway } from "../../fixtures/gateway/gateway.js";
-import { REDACT_PATHS } from "../../fixtures/gateway/logging.js";
+import { LOG_SERIALIZERS } from "../../fixtures/gateway/logging.js";
 import { selfSignedPair } from "../../fixtures/gateway/tls.js";
 
 export const TEST_TOKEN = "test-gateway-token-0123456789abcdef";
@@ -37,7 +37,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
       callback();
     },
   });
-  const logger = pino({ redact: REDACT_PATHS }, sink);
+  const logger = pino({ serializers: LOG_SERIALIZERS }, sink);
   cachedPair ??= selfSignedPair();
   const pair = options.tls === true ? await cachedPair : undefined;
   const { tls: _tls, ...rest } = options;
