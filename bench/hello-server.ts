@@ -4,8 +4,17 @@
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { pino } from "pino";
 
 const BODY = Buffer.from("hello world\n");
+const args = process.argv.slice(2);
+/**
+ * With --pino, one pino line per request, on a destination set up as the reference gateway's: the floor of
+ * any route that logs each request, for the bench's reference row (the bare baseline never logs).
+ */
+const logger = args.includes("--pino")
+  ? pino({}, pino.destination({ fd: 2, sync: false, minLength: 4096, periodicFlush: 250 }))
+  : null;
 
 /** A request with `X-Bench-Close` is answered with `Connection: close`: the cost of a connection per request. */
 const server = createServer((req, res) => {
@@ -16,9 +25,12 @@ const server = createServer((req, res) => {
     ...(close ? { Connection: "close" } : {}),
   });
   res.end(BODY);
+  logger?.info(
+    { route: req.url, method: null, status: 200, durationMs: 0, profile: null, fault: null },
+    "hello",
+  );
 });
 
-const args = process.argv.slice(2);
 const port = Number(args.find((arg) => /^\d+$/.test(arg)) ?? "0");
 server.listen(port, "127.0.0.1", () => {
   const { port: bound } = server.address() as AddressInfo;

@@ -179,23 +179,31 @@ async function main(): Promise<void> {
       scenario.isBaseline === true || config.only === undefined || config.only.includes(scenario.name),
   );
   // The baseline sends a token of the gateway's token length; the gateway's own replaces it once known.
-  const ctx: ScenarioContext = { baselineUrl: "", gatewayUrl: "", token: "x".repeat(43) };
+  const ctx: ScenarioContext = {
+    baselineUrl: "",
+    loggedBaselineUrl: "",
+    gatewayUrl: "",
+    token: "x".repeat(43),
+  };
   const reports: ScenarioReport[] = [];
-  let current: { server: Scenario["server"]; child: Child; log: string | null } | null = null;
+  let current = null as { server: Scenario["server"]; child: Child; log: string | null } | null;
   for (const scenario of scenarios) {
     // One server at a time, so the one under test has the machine to itself apart from the client.
     if (current?.server !== scenario.server) {
       await current?.child.stop();
-      if (scenario.server === "baseline") {
+      if (scenario.server === "baseline" || scenario.server === "baseline-logged") {
+        const logged = scenario.server === "baseline-logged";
         const child = await spawnServer({
-          name: "hello-server",
+          name: logged ? "hello-server --pino" : "hello-server",
           script: HELLO_SCRIPT,
-          args: ["--exit-with-stdin"],
+          args: ["--exit-with-stdin", ...(logged ? ["--pino"] : [])],
           stdinPipe: true,
+          ...(logged ? { stderrFile: join(dir, "hello-pino.log") } : {}),
         });
-        say(`hello-server: pid ${child.pid} at ${child.url}`);
-        ctx.baselineUrl = child.url;
-        current = { server: "baseline", child, log: null };
+        say(`${child.name}: pid ${child.pid} at ${child.url}`);
+        if (logged) ctx.loggedBaselineUrl = child.url;
+        else ctx.baselineUrl = child.url;
+        current = { server: scenario.server, child, log: null };
       } else {
         const gateway = await startGateway(dir, "gateway");
         ctx.gatewayUrl = gateway.child.url;

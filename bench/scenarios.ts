@@ -8,6 +8,7 @@ export const MANAGE_PATH = "/api/mcp/manage";
 
 export interface ScenarioContext {
   baselineUrl: string;
+  loggedBaselineUrl: string;
   gatewayUrl: string;
   token: string;
 }
@@ -15,7 +16,7 @@ export interface ScenarioContext {
 export interface Scenario {
   name: string;
   description: string;
-  server: "baseline" | "gateway";
+  server: "baseline" | "baseline-logged" | "gateway";
   /** Every response must have this status; anything else is reported as a problem of the run. */
   expectStatus: number;
   build: (ctx: ScenarioContext) => LoadRequest;
@@ -70,6 +71,14 @@ export const SCENARIOS: readonly Scenario[] = [
       headers: { "Content-Type": JSON_TYPE, Authorization: `Bearer ${ctx.token}`, "X-Bench-Close": "1" },
       body: CAPABILITIES_BODY,
     }),
+  },
+  {
+    name: "baseline-logged",
+    description:
+      "reference, no target: the hello world plus one pino line per request, as the gateway logs (a floor for any logged route)",
+    server: "baseline-logged",
+    expectStatus: 200,
+    build: (ctx) => ({ ...baselineRequest(ctx), url: `${ctx.loggedBaselineUrl}${MANAGE_PATH}` }),
   },
   {
     name: "capabilities",
