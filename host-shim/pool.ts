@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import { UNAVAILABLE_MESSAGE } from "../plugin/errors.js";
+import type { RuntimeDescription } from "../plugin/runtime-api.js";
 import {
   type MethodTask,
   type MethodTaskOutcome,
@@ -113,7 +114,9 @@ export class MethodPool {
     kind: SingleTask["kind"] = "method",
   ): Promise<MethodRun> {
     if (kind === "method" && COALESCED_METHODS.has(method)) return this.enqueue(method, params, runtime);
-    return this.runAlone({ kind, method, params, described: runtime.describe() });
+    const described = describe(runtime);
+    if (described === null) return Promise.resolve(unavailable("crash"));
+    return this.runAlone({ kind, method, params, described });
   }
 
   private readonly waiting = new Map<ProfileRuntime, Waiting[]>();
@@ -148,19 +151,19 @@ export class MethodPool {
     const batch = this.waiting.get(runtime);
     this.waiting.delete(runtime);
     if (batch === undefined || batch.length === 0) return;
+    const described = describe(runtime);
+    if (described === null) {
+      for (const waiting of batch) waiting.resolve(unavailable("crash"));
+      return;
+    }
     const [only] = batch;
     if (batch.length === 1 && only !== undefined) {
-      const task: SingleTask = {
-        kind: "method",
-        method: only.method,
-        params: only.params,
-        described: runtime.describe(),
-      };
+      const task: SingleTask = { kind: "method", method: only.method, params: only.params, described };
       void this.runAlone(task).then(only.resolve);
       return;
     }
     const items = batch.map(({ method, params }) => ({ method, params }));
-    void this.submit({ kind: "batch", items, described: runtime.describe() }).then((submitted) => {
+    void this.submit({ kind: "batch", items, described }).then((submitted) => {
       const outcomes = "outcome" in submitted && Array.isArray(submitted.outcome) ? submitted.outcome : null;
       batch.forEach((waiting, index) => {
         if ("fault" in submitted) return waiting.resolve(unavailable(submitted.fault));
@@ -196,6 +199,15 @@ export class MethodPool {
   async destroy(): Promise<void> {
     clearInterval(this.sweeper);
     await this.piscina.destroy();
+  }
+}
+
+/** The runtime's description, or null when taking it failed (which a request must survive). */
+function describe(runtime: ProfileRuntime): RuntimeDescription | null {
+  try {
+    return runtime.describe();
+  } catch {
+    return null;
   }
 }
 
