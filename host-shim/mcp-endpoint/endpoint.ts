@@ -1,5 +1,5 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { AccessKey, AccessRegistry } from "../access-contract.js";
 import { drainAndLingerClose, mustCloseForUnreadBody, readBoundedBody } from "../body.js";
 import type { HostLogger } from "../contract.js";
@@ -8,7 +8,7 @@ import { InFlight } from "./in-flight.js";
 import { type McpEndpointLimits, resolveLimits } from "./limits.js";
 import { buildServer } from "./mcp-server.js";
 import { type Refusal, type RpcId, refusal, writeRefusal } from "./replies.js";
-import { type RequestRecord, logOnClose, loggedMethod } from "./request-log.js";
+import { MCP_PATH, type RequestRecord, logOnClose, loggedMethod } from "./request-log.js";
 import type { CallScope } from "./tool-call.js";
 
 export interface McpEndpointDeps {
@@ -171,7 +171,11 @@ export function createMcpEndpoint(deps: McpEndpointDeps): McpEndpoint {
   };
 }
 
-/** One SDK server and transport for this request only, closed when the answer is written. */
+/**
+ * One SDK server and transport for this request only, closed when the answer is written. The SDK's
+ * web-standard transport is called directly: it gets a Request with only the headers it reads (never the
+ * Authorization secret), and its Response is written back in one go.
+ */
 async function runMcp(
   req: IncomingMessage,
   res: ServerResponse,
@@ -179,19 +183,36 @@ async function runMcp(
   scope: CallScope,
 ): Promise<void> {
   const server = buildServer(scope);
-  const transport = new StreamableHTTPServerTransport({
+  const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
   });
   try {
     await server.connect(transport);
-    // The SDK's headers are merged with these when it writes its answer.
-    res.setHeader("Cache-Control", "no-store");
-    res.setHeader("X-Content-Type-Options", "nosniff");
-    await transport.handleRequest(req, res, message);
+    const response = await transport.handleRequest(sdkRequest(req), { parsedBody: message });
+    const body = response.body === null ? "" : await response.text();
+    if (res.destroyed || res.writableEnded) return;
+    const headers: OutgoingHttpHeaders = { "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" };
+    response.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    headers["Content-Length"] = Buffer.byteLength(body, "utf8");
+    res.writeHead(response.status, headers).end(body);
   } finally {
     await server.close();
   }
+}
+
+/** The headers the SDK's POST handling reads; the URL only ends up in the handlers' requestInfo. */
+const SDK_HEADERS = ["content-type", "accept", "mcp-protocol-version"] as const;
+
+function sdkRequest(req: IncomingMessage): Request {
+  const headers = new Headers();
+  for (const name of SDK_HEADERS) {
+    const value = req.headers[name];
+    if (typeof value === "string") headers.set(name, value);
+  }
+  return new Request(`http://localhost${MCP_PATH}`, { method: "POST", headers });
 }
 
 /** A refused request's body up to this size is drained and the connection kept; a larger one closes it. */

@@ -126,6 +126,36 @@ describe("/mcp endpoint: MCP through the SDK's own client", () => {
     expect(text.status).to.equal(415);
   });
 
+  it("the SDK transport's own answers pass through: 406, 400 for a bad version or message, 202 for a notification", async () => {
+    const notAcceptable = await rpc(h, SECRET_A, listMessage(), { headers: { accept: "application/json" } });
+    expect(notAcceptable.status).to.equal(406);
+    expect((notAcceptable.json as { error: { code: number } }).error.code).to.equal(-32000);
+    expect(notAcceptable.headers["cache-control"]).to.equal("no-store");
+    const version = await rpc(h, SECRET_A, listMessage(), {
+      headers: { "mcp-protocol-version": "1999-01-01" },
+    });
+    expect(version.status).to.equal(400);
+    expect((version.json as { error: { message: string } }).error.message).to.match(/protocol version/);
+    const known = await rpc(h, SECRET_A, listMessage(), {
+      headers: { "mcp-protocol-version": "2025-06-18" },
+    });
+    expect(known.status).to.equal(200);
+    const notRpc = await rpc(h, SECRET_A, { hello: "world" });
+    expect(notRpc.status).to.equal(400);
+    expect((notRpc.json as { error: { code: number; message: string } }).error).to.deep.include({
+      code: -32700,
+      message: "Parse error: Invalid JSON-RPC message",
+    });
+    const notification = await rpc(h, SECRET_A, { jsonrpc: "2.0", method: "notifications/initialized" });
+    expect(notification.status).to.equal(202);
+    expect(notification.text).to.equal("");
+    expect(notification.headers["content-length"]).to.equal("0");
+    const answered = await rpc(h, SECRET_A, callMessage("echo", { text: "sized" }));
+    expect(answered.status).to.equal(200);
+    expect(answered.headers["content-length"]).to.equal(String(Buffer.byteLength(answered.text)));
+    expect(answered.headers["transfer-encoding"]).to.equal(undefined);
+  });
+
   it("logs one line per request with key id and a known method, and no secret, argument or result", async () => {
     await rpc(h, WRONG_SECRET, listMessage());
     await rpc(h, SECRET_A, { jsonrpc: "2.0", id: 9, method: `custom/${SECRET_B}`, params: {} });
