@@ -1,0 +1,270 @@
+/**
+ * The fetch a live connection's Streamable HTTP transport sends its MCP requests with: node:http(s) over
+ * keep-alive agents instead of the global (undici) fetch, whose per-request machinery (Request clone,
+ * body streams, abort plumbing) costs several times more CPU than the request itself on a fast server.
+ * It keeps what the transport relies on from fetch:
+ *
+ * - the signal is honoured: an abort before or during the request or its body rejects (or errors the
+ *   body) with the signal's reason, and the socket is destroyed;
+ * - redirects are never followed (the SDK asks for `redirect: "manual"` and follows same-origin ones
+ *   itself); the 3xx answer is returned as it is;
+ * - a JSON answer is read whole, up to MAX_BUFFERED_BYTES; anything else (the SSE answers and the GET
+ *   stream), and a JSON answer beyond that, is streamed, never buffered;
+ * - a failure below HTTP rejects like fetch: a TypeError "fetch failed" whose `cause` is the socket's
+ *   error, with its `code` (ECONNREFUSED, ENOTFOUND, the TLS codes), which the failure classification reads;
+ * - TLS is verified as node:https does by default (system CAs, NODE_EXTRA_CA_CERTS, host name);
+ * - gzip, deflate and br answers are decoded, as fetch does; like fetch, it waits at most 300 s for a
+ *   silent socket.
+ *
+ * Anything outside that (a Request object, a body that is not a string, another redirect mode or
+ * method) goes to the global fetch unchanged.
+ */
+import {
+  Agent as HttpAgent,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  request as httpRequest,
+} from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { Readable } from "node:stream";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+
+/** A JSON answer up to this size is read whole; a larger one is streamed like any other body. */
+export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+/** undici's headers and body timeouts: how long a socket may stay silent. */
+const IDLE_TIMEOUT_MS = 300_000;
+const METHODS = new Set(["GET", "POST", "DELETE"]);
+/** Statuses whose Response must have a null body. */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+const httpAgent = new HttpAgent({ keepAlive: true });
+const httpsAgent = new HttpsAgent({ keepAlive: true });
+
+export const keepAliveFetch: typeof fetch = (input, init) => {
+  const method = (init?.method ?? "GET").toUpperCase();
+  const body = init?.body;
+  if (
+    !(typeof input === "string" || input instanceof URL) ||
+    init?.redirect !== "manual" ||
+    !METHODS.has(method) ||
+    !(body === undefined || body === null || typeof body === "string")
+  ) {
+    return globalThis.fetch(input, init);
+  }
+  const target = typeof input === "string" ? new URL(input) : input;
+  if (target.protocol !== "http:" && target.protocol !== "https:") return globalThis.fetch(input, init);
+  return send(target, method, init, body ?? null);
+};
+
+function send(target: URL, method: string, init: RequestInit, body: string | null): Promise<Response> {
+  const signal = init.signal ?? null;
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  const headers = requestHeaders(init.headers);
+  if (body !== null) headers["content-length"] = Buffer.byteLength(body, "utf8");
+  return new Promise<Response>((resolve, reject) => {
+    const secure = target.protocol === "https:";
+    const req = (secure ? httpsRequest : httpRequest)(target, {
+      method,
+      headers,
+      agent: secure ? httpsAgent : httpAgent,
+    });
+    let settled = false;
+    let response: IncomingMessage | null = null;
+    const onAbort = () => {
+      const reason = signal?.reason;
+      if (!settled) {
+        settled = true;
+        reject(reason);
+      }
+      req.destroy(reason);
+      response?.destroy(reason);
+    };
+    const detach = signal === null ? noop : watch(signal, onAbort);
+    req.setTimeout(IDLE_TIMEOUT_MS, () => {
+      req.destroy(Object.assign(new Error("The server sent nothing for 300 s."), { code: "ETIMEDOUT" }));
+    });
+    req.once("error", (error) => {
+      detach();
+      if (settled) return;
+      settled = true;
+      reject(new TypeError("fetch failed", { cause: error }));
+    });
+    req.once("response", (res) => {
+      response = res;
+      res.once("close", detach);
+      answer(res, method).then(
+        (value) => {
+          settled = true;
+          resolve(value);
+        },
+        (error: unknown) => {
+          if (settled) return;
+          settled = true;
+          reject(new TypeError("fetch failed", { cause: error }));
+        },
+      );
+    });
+    req.end(body ?? undefined);
+  });
+}
+
+/**
+ * One abort listener per signal, whatever the number of requests: a transport passes the same long-lived
+ * signal with every request, and an EventTarget listener per request would cost more than this Set.
+ */
+const watchers = new WeakMap<AbortSignal, Set<() => void>>();
+
+function watch(signal: AbortSignal, onAbort: () => void): () => void {
+  let waiting = watchers.get(signal);
+  if (waiting === undefined) {
+    const set = new Set<() => void>();
+    waiting = set;
+    watchers.set(signal, set);
+    signal.addEventListener(
+      "abort",
+      () => {
+        for (const abort of [...set]) abort();
+        set.clear();
+      },
+      { once: true },
+    );
+  }
+  const set = waiting;
+  set.add(onAbort);
+  return () => set.delete(onAbort);
+}
+
+function noop(): void {}
+
+function requestHeaders(input: RequestInit["headers"]): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = { "accept-encoding": "gzip, deflate, br", "user-agent": "node" };
+  if (input === undefined) return out;
+  const headers = input instanceof Headers ? input : new Headers(input);
+  headers.forEach((value, name) => {
+    out[name] = value;
+  });
+  return out;
+}
+
+async function answer(res: IncomingMessage, method: string): Promise<Response> {
+  const status = res.statusCode ?? 0;
+  const headers = new Headers();
+  const raw = res.rawHeaders;
+  for (let index = 0; index + 1 < raw.length; index += 2)
+    headers.append(raw[index] ?? "", raw[index + 1] ?? "");
+  const init = { status, statusText: res.statusMessage ?? "", headers };
+  if (method === "HEAD" || NULL_BODY.has(status)) {
+    res.resume();
+    return new Response(null, init);
+  }
+  if (res.headers["content-length"] === "0") {
+    res.resume();
+    return new Response("", init);
+  }
+  const decoded = decode(res, headers.get("content-encoding"));
+  if (decoded !== res) {
+    // The decoded length is not the announced one.
+    headers.delete("content-encoding");
+    headers.delete("content-length");
+  }
+  if (!isJson(headers.get("content-type"))) return new Response(webStream(decoded, res), init);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  return new Promise<Response>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size <= MAX_BUFFERED_BYTES) return;
+      // Too big to hold: hand over what was read and stream the rest.
+      decoded.off("data", onData);
+      decoded.off("end", onEnd);
+      decoded.off("error", reject);
+      decoded.off("close", onClose);
+      decoded.pause();
+      decoded.unshift(Buffer.concat(chunks, size));
+      resolve(new Response(webStream(decoded, res), init));
+    };
+    const onEnd = () => {
+      decoded.off("error", reject);
+      decoded.off("close", onClose);
+      resolve(new Response(Buffer.concat(chunks, size).toString("utf8"), init));
+    };
+    // A connection that ends before the body did, without an error of its own.
+    const onClose = () =>
+      reject(Object.assign(new Error("The answer was cut short."), { code: "ECONNRESET" }));
+    decoded.on("data", onData);
+    decoded.once("end", onEnd);
+    decoded.once("error", reject);
+    decoded.once("close", onClose);
+  });
+}
+
+/** The answer's body as fetch gives it: decoded when the server used gzip, deflate or br. */
+function decode(res: IncomingMessage, encoding: string | null): Readable {
+  const codings = (encoding ?? "").toLowerCase().trim();
+  const decoder =
+    codings === "gzip" || codings === "x-gzip"
+      ? createGunzip()
+      : codings === "deflate"
+        ? createInflate()
+        : codings === "br"
+          ? createBrotliDecompress()
+          : null;
+  if (decoder === null) return res;
+  res.once("error", (error) => decoder.destroy(error));
+  decoder.once("close", () => {
+    if (!res.complete) res.destroy();
+  });
+  return res.pipe(decoder);
+}
+
+/**
+ * The body as a web stream, read as the consumer pulls. Cancelling it drains an answer that has fully
+ * arrived, so its keep-alive socket serves the next request, and destroys one still arriving (and so its
+ * socket), as fetch does.
+ */
+function webStream(body: Readable, res: IncomingMessage): ReadableStream<Uint8Array> {
+  /** Set once the stream is closed, errored or cancelled: the controller then takes nothing more. */
+  let done = false;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      body.on("data", (chunk: Buffer) => {
+        if (done) return;
+        controller.enqueue(new Uint8Array(chunk));
+        if ((controller.desiredSize ?? 0) <= 0) body.pause();
+      });
+      body.once("end", () => {
+        if (done) return;
+        done = true;
+        controller.close();
+      });
+      body.once("error", (error) => {
+        if (done) return;
+        done = true;
+        controller.error(error);
+      });
+      body.once("close", () => {
+        if (done) return;
+        done = true;
+        controller.error(cutShort());
+      });
+      body.pause();
+    },
+    pull() {
+      body.resume();
+    },
+    cancel() {
+      done = true;
+      if (res.complete && !res.destroyed) body.resume();
+      else body.destroy();
+    },
+  });
+}
+
+function cutShort(): Error {
+  return Object.assign(new Error("The answer was cut short."), { code: "ECONNRESET" });
+}
+
+function isJson(contentType: string | null): boolean {
+  return contentType?.split(";")[0]?.trim().toLowerCase() === "application/json";
+}
