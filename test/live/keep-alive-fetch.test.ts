@@ -10,6 +10,7 @@ import { startPlainServer } from "../../fixtures/servers/plain.js";
 import { MAX_BUFFERED_BYTES, keepAliveFetch } from "../../host-shim/live/keep-alive-fetch.js";
 import { networkProblemOf } from "../../plugin/mcp-client/observed-fetch.js";
 import { closedPort } from "../helpers/ports.js";
+import { rejection, waitFor } from "./helpers.js";
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
@@ -70,23 +71,6 @@ const post = (body: string, signal?: AbortSignal): RequestInit => ({
   body,
   ...(signal === undefined ? {} : { signal }),
 });
-
-async function waitFor(what: string, predicate: () => boolean, timeoutMs = 3000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("live connections: the keep-alive fetch of the Streamable HTTP transport", () => {
   const fixtures: Fixture[] = [];
