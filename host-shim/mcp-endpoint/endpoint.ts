@@ -6,7 +6,7 @@ import type { HostLogger } from "../contract.js";
 import { checkGate } from "./gate.js";
 import { InFlight } from "./in-flight.js";
 import { type McpEndpointLimits, resolveLimits } from "./limits.js";
-import { buildServer } from "./mcp-server.js";
+import { ServerPool, authInfoOf } from "./mcp-server.js";
 import { type Refusal, type RpcId, refusal, writeRefusal } from "./replies.js";
 import { MCP_PATH, type RequestRecord, logOnClose, loggedMethod } from "./request-log.js";
 import type { CallScope } from "./tool-call.js";
@@ -36,6 +36,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps): McpEndpoint {
   const tokenHeader = (deps.gatewayTokenHeader ?? "x-service-token").toLowerCase();
   // One subscription for the endpoint's life: a key's invalidation stops that key's running calls.
   const unsubscribe = deps.registry.onInvalidated((keyId) => inFlight.abortKey(keyId, "revoked"));
+  const servers = new ServerPool(limits.maxConcurrentRequests);
   const running = new Set<Promise<void>>();
   /** Requests still uploading their body: close() cuts these off rather than wait on a slow client. */
   const uploading = new Set<IncomingMessage>();
@@ -133,7 +134,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps): McpEndpoint {
     }
     const scope = newScope(res, key, digest);
     try {
-      await runMcp(req, res, message, scope);
+      await runMcp(req, res, message, scope, servers);
     } finally {
       // A tool that ignored its signal still holds its key's slot until it really stops.
       if (releaseCall !== null) void Promise.allSettled(scope.lingering).then(releaseCall);
@@ -172,24 +173,29 @@ export function createMcpEndpoint(deps: McpEndpointDeps): McpEndpoint {
 }
 
 /**
- * One SDK server and transport for this request only, closed when the answer is written. The SDK's
- * web-standard transport is called directly: it gets a Request with only the headers it reads (never the
- * Authorization secret), and its Response is written back in one go.
+ * A fresh SDK transport for this request, and a server of the pool for as long as it lasts: connected,
+ * given the message with the request's scope in `authInfo`, closed when the answer is written, then
+ * returned. The SDK's web-standard transport is called directly: it gets a Request with only the headers
+ * it reads (never the Authorization secret), and its Response is written back in one go.
  */
 async function runMcp(
   req: IncomingMessage,
   res: ServerResponse,
   message: unknown,
   scope: CallScope,
+  servers: ServerPool,
 ): Promise<void> {
-  const server = buildServer(scope);
+  const server = servers.take();
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
   });
   try {
     await server.connect(transport);
-    const response = await transport.handleRequest(sdkRequest(req), { parsedBody: message });
+    const response = await transport.handleRequest(sdkRequest(req), {
+      parsedBody: message,
+      authInfo: authInfoOf(scope),
+    });
     const body = response.body === null ? "" : await response.text();
     if (res.destroyed || res.writableEnded) return;
     const headers: OutgoingHttpHeaders = { "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" };
@@ -200,7 +206,15 @@ async function runMcp(
     res.writeHead(response.status, headers).end(body);
   } finally {
     await server.close();
+    // Only after a request: a notification's handler may still run on its server after the answer.
+    if (isRpcRequest(message)) servers.give(server);
   }
+}
+
+function isRpcRequest(message: unknown): boolean {
+  if (typeof message !== "object" || message === null) return false;
+  const { method, id } = message as { method?: unknown; id?: unknown };
+  return typeof method === "string" && id !== undefined && id !== null;
 }
 
 /** The headers the SDK's POST handling reads; the URL only ends up in the handlers' requestInfo. */
