@@ -187,7 +187,7 @@ async function answer(res: IncomingMessage, method: string): Promise<Response> {
     const onEnd = () => {
       decoded.off("error", reject);
       decoded.off("close", onClose);
-      resolve(new Response(Buffer.concat(chunks, size).toString("utf8"), init));
+      resolve(new BufferedResponse(Buffer.concat(chunks, size).toString("utf8"), init));
     };
     // A connection that ends before the body did, without an error of its own.
     const onClose = () =>
@@ -216,6 +216,73 @@ function decode(res: IncomingMessage, encoding: string | null): Readable {
     if (!res.complete) res.destroy();
   });
   return res.pipe(decoder);
+}
+
+/**
+ * A JSON answer read whole. It is a real Response (status, headers, ok, type, instanceof), but text() and
+ * json() answer from the held text, without the web stream that a Response with a string body builds and
+ * reads through. Everything else that touches the body (body, bodyUsed once streamed, arrayBuffer, blob,
+ * bytes, formData, clone) is served by an ordinary Response made from the same text when first needed,
+ * and from then on every read goes to it; one made after text() or json() comes already read.
+ */
+export class BufferedResponse extends Response {
+  readonly #text: string;
+  readonly #init: ResponseInit;
+  #read = false;
+  #ordinary: Response | undefined;
+
+  constructor(text: string, init: ResponseInit) {
+    super(null, init);
+    this.#text = text;
+    this.#init = init;
+  }
+
+  static {
+    const ordinary = (response: BufferedResponse): Response => {
+      if (response.#ordinary === undefined) {
+        response.#ordinary = new Response(response.#text, response.#init);
+        if (response.#read) void response.#ordinary.text();
+      }
+      return response.#ordinary;
+    };
+    function text(this: BufferedResponse): Promise<string> {
+      if (this.#ordinary !== undefined) return this.#ordinary.text();
+      if (this.#read) return Promise.reject(new TypeError("Body is unusable: Body has already been read"));
+      this.#read = true;
+      return Promise.resolve(this.#text);
+    }
+    // Response's type declares its members as properties; they are on its prototype, and so are these.
+    const members: Record<string, PropertyDescriptor> = {
+      text: { value: text },
+      json: {
+        async value(this: BufferedResponse) {
+          return JSON.parse(await text.call(this));
+        },
+      },
+      body: {
+        get(this: BufferedResponse) {
+          return ordinary(this).body;
+        },
+      },
+      bodyUsed: {
+        get(this: BufferedResponse) {
+          return this.#ordinary?.bodyUsed ?? this.#read;
+        },
+      },
+    };
+    for (const name of ["arrayBuffer", "blob", "bytes", "formData", "clone"]) {
+      members[name] = {
+        value(this: BufferedResponse) {
+          const target = ordinary(this) as unknown as Record<string, () => unknown>;
+          return target[name]?.call(target);
+        },
+      };
+    }
+    for (const [name, member] of Object.entries(members)) {
+      const writable = "value" in member ? { writable: true } : {};
+      Object.defineProperty(BufferedResponse.prototype, name, { ...member, ...writable, configurable: true });
+    }
+  }
 }
 
 /**

@@ -7,7 +7,11 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { expect } from "chai";
 import { selfSignedPair } from "../../fixtures/gateway/tls.js";
 import { startPlainServer } from "../../fixtures/servers/plain.js";
-import { MAX_BUFFERED_BYTES, keepAliveFetch } from "../../host-shim/live/keep-alive-fetch.js";
+import {
+  BufferedResponse,
+  MAX_BUFFERED_BYTES,
+  keepAliveFetch,
+} from "../../host-shim/live/keep-alive-fetch.js";
 import { networkProblemOf } from "../../plugin/mcp-client/observed-fetch.js";
 import { closedPort } from "../helpers/ports.js";
 import { rejection, waitFor } from "./helpers.js";
@@ -101,6 +105,41 @@ describe("live connections: the keep-alive fetch of the Streamable HTTP transpor
     expect(f.seen[0]?.headers["content-type"]).to.equal("application/json");
     expect(f.seen[0]?.headers["content-length"]).to.equal("7");
     expect(f.seen[1]?.port).to.equal(f.seen[0]?.port);
+  });
+
+  it("a JSON answer read whole behaves as a Response in every way a body can be read", async () => {
+    const make = () =>
+      new BufferedResponse('{"a":1}', {
+        status: 200,
+        statusText: "OK",
+        headers: new Headers({ "content-type": "application/json" }),
+      });
+    const once = make();
+    expect(once).to.be.instanceOf(Response);
+    expect([once.status, once.ok, once.bodyUsed, once.headers.get("content-type")]).to.deep.equal([
+      200,
+      true,
+      false,
+      "application/json",
+    ]);
+    expect(await once.json()).to.deep.equal({ a: 1 });
+    expect(once.bodyUsed).to.equal(true);
+    expect(await rejection(once.text())).to.be.instanceOf(TypeError);
+    expect(() => once.clone()).to.throw(TypeError);
+    const streamed = make();
+    expect(await new Response(streamed.body).text()).to.equal('{"a":1}');
+    expect(streamed.bodyUsed).to.equal(true);
+    expect(await rejection(streamed.json())).to.be.instanceOf(TypeError);
+    const cloned = make();
+    const copy = cloned.clone();
+    expect([await copy.text(), await cloned.text()]).to.deep.equal(['{"a":1}', '{"a":1}']);
+    expect(new TextDecoder().decode(await make().arrayBuffer())).to.equal('{"a":1}');
+    expect((await make().blob()).size).to.equal(7);
+    const cancelled = make();
+    await cancelled.body?.cancel();
+    expect(cancelled.bodyUsed).to.equal(true);
+    const broken = new BufferedResponse("not json", { status: 200 });
+    expect(await rejection(broken.json())).to.be.instanceOf(SyntaxError);
   });
 
   it("rejects with the signal's reason when aborted before or while waiting, and drops the socket", async () => {
