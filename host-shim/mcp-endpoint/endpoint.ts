@@ -8,7 +8,8 @@ import { InFlight } from "./in-flight.js";
 import { type McpEndpointLimits, resolveLimits } from "./limits.js";
 import { ServerPool, authInfoOf } from "./mcp-server.js";
 import { type Refusal, type RpcId, refusal, writeRefusal } from "./replies.js";
-import { MCP_PATH, type RequestRecord, logOnClose, loggedMethod } from "./request-log.js";
+import { type RequestRecord, logOnClose, loggedMethod } from "./request-log.js";
+import { sdkRequest } from "./sdk-request.js";
 import type { CallScope } from "./tool-call.js";
 
 export interface McpEndpointDeps {
@@ -43,7 +44,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps): McpEndpoint {
   let closing: Promise<void> | undefined;
 
   async function handler(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const record: RequestRecord = { keyId: null, method: null };
+    const record: RequestRecord = { keyId: null, method: null, onGone: null };
     logOnClose(res, deps.logger, record);
     const work = serve(req, res, record).catch(() => {
       // Whatever broke, the client gets no exception text; a half-written answer can only be cut off.
@@ -132,7 +133,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps): McpEndpoint {
         return answer(req, res, busy(text, rpcId(id)));
       }
     }
-    const scope = newScope(res, key, digest);
+    const scope = newScope(record, key, digest);
     try {
       await runMcp(req, res, message, scope, servers);
     } finally {
@@ -141,21 +142,24 @@ export function createMcpEndpoint(deps: McpEndpointDeps): McpEndpoint {
     }
   }
 
-  function newScope(res: ServerResponse, key: AccessKey, digest: string): CallScope {
-    const gone = new AbortController();
-    res.once("close", () => {
-      if (!res.writableFinished) gone.abort();
-    });
-    return {
+  function newScope(record: RequestRecord, key: AccessKey, digest: string): CallScope {
+    const scope: CallScope = {
       registry: deps.registry,
       key,
       digest,
       limits,
       inFlight,
       logger: deps.logger,
-      requestSignal: gone.signal,
+      gone: false,
+      onGone: null,
       lingering: [],
     };
+    // The request's one 'close' listener (the log line's) tells the scope when the client went away.
+    record.onGone = () => {
+      scope.gone = true;
+      scope.onGone?.();
+    };
+    return scope;
   }
 
   return {
@@ -215,18 +219,6 @@ function isRpcRequest(message: unknown): boolean {
   if (typeof message !== "object" || message === null) return false;
   const { method, id } = message as { method?: unknown; id?: unknown };
   return typeof method === "string" && id !== undefined && id !== null;
-}
-
-/** The headers the SDK's POST handling reads; the URL only ends up in the handlers' requestInfo. */
-const SDK_HEADERS = ["content-type", "accept", "mcp-protocol-version"] as const;
-
-function sdkRequest(req: IncomingMessage): Request {
-  const headers = new Headers();
-  for (const name of SDK_HEADERS) {
-    const value = req.headers[name];
-    if (typeof value === "string") headers.set(name, value);
-  }
-  return new Request(`http://localhost${MCP_PATH}`, { method: "POST", headers });
 }
 
 /** A refused request's body up to this size is drained and the connection kept; a larger one closes it. */
