@@ -1,44 +1,39 @@
 /**
- * The fetch a live connection's Streamable HTTP transport sends its MCP requests with: node:http(s) over
- * keep-alive agents instead of the global (undici) fetch, whose per-request machinery (Request clone,
- * body streams, abort plumbing) costs several times more CPU than the request itself on a fast server.
- * It keeps what the transport relies on from fetch:
+ * The fetch a live connection's Streamable HTTP transport sends its MCP requests with: undici's `request`
+ * over its own keep-alive Agent instead of the global fetch, whose per-request machinery (Request and
+ * Response objects, body streams, abort plumbing) costs several times more CPU than the request itself on
+ * a fast server (measured: ~650-820 us per call against ~150-250 us). It keeps what the transport relies
+ * on from fetch:
  *
  * - the signal is honoured: an abort before or during the request or its body rejects (or errors the
- *   body) with the signal's reason, and the socket is destroyed;
+ *   body) with the signal's reason, and the request is torn down;
  * - redirects are never followed (the SDK asks for `redirect: "manual"` and follows same-origin ones
  *   itself); the 3xx answer is returned as it is;
  * - a JSON answer is read whole, up to MAX_BUFFERED_BYTES; anything else (the SSE answers and the GET
  *   stream), and a JSON answer beyond that, is streamed, never buffered;
- * - a failure below HTTP rejects like fetch: a TypeError "fetch failed" whose `cause` is the socket's
- *   error, with its `code` (ECONNREFUSED, ENOTFOUND, the TLS codes), which the failure classification reads;
- * - TLS is verified as node:https does by default (system CAs, NODE_EXTRA_CA_CERTS, host name);
- * - gzip, deflate and br answers are decoded, as fetch does; like fetch, it waits at most 300 s for a
- *   silent socket.
+ * - a failure below HTTP rejects like fetch: a TypeError "fetch failed" whose `cause` is undici's error,
+ *   with its `code` (ECONNREFUSED, ENOTFOUND, the TLS codes, UND_ERR_*), which the failure
+ *   classification reads;
+ * - TLS is verified as Node does by default (system CAs, NODE_EXTRA_CA_CERTS, host name);
+ * - gzip, deflate and br answers are decoded, as fetch does; like fetch (undici's defaults), it waits at
+ *   most 300 s for headers and 300 s between body chunks.
  *
  * Anything outside that (a Request object, a body that is not a string, another redirect mode or
  * method) goes to the global fetch unchanged.
  */
-import {
-  Agent as HttpAgent,
-  type IncomingMessage,
-  type OutgoingHttpHeaders,
-  request as httpRequest,
-} from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import { Agent, type Dispatcher, request } from "undici";
 
 /** A JSON answer up to this size is read whole; a larger one is streamed like any other body. */
 export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
-/** undici's headers and body timeouts: how long a socket may stay silent. */
-const IDLE_TIMEOUT_MS = 300_000;
 const METHODS = new Set(["GET", "POST", "DELETE"]);
 /** Statuses whose Response must have a null body. */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
-const httpAgent = new HttpAgent({ keepAlive: true });
-const httpsAgent = new HttpsAgent({ keepAlive: true });
+/** Keep-alive connections per origin; undici's default timeouts are fetch's. */
+const agent = new Agent();
 
 export const keepAliveFetch: typeof fetch = (input, init) => {
   const method = (init?.method ?? "GET").toUpperCase();
@@ -56,56 +51,39 @@ export const keepAliveFetch: typeof fetch = (input, init) => {
   return send(target, method, init, body ?? null);
 };
 
-function send(target: URL, method: string, init: RequestInit, body: string | null): Promise<Response> {
+async function send(target: URL, method: string, init: RequestInit, body: string | null): Promise<Response> {
   const signal = init.signal ?? null;
-  if (signal?.aborted) return Promise.reject(signal.reason);
-  const headers = requestHeaders(init.headers);
-  if (body !== null) headers["content-length"] = Buffer.byteLength(body, "utf8");
-  return new Promise<Response>((resolve, reject) => {
-    const secure = target.protocol === "https:";
-    const req = (secure ? httpsRequest : httpRequest)(target, {
-      method,
-      headers,
-      agent: secure ? httpsAgent : httpAgent,
+  if (signal?.aborted) throw signal.reason;
+  // undici gets a signal of this request alone: it listens on it per request, and the transport's own
+  // signal lives as long as the connection.
+  const controller = signal === null ? null : new AbortController();
+  const detach =
+    signal === null || controller === null ? noop : watch(signal, () => controller.abort(signal.reason));
+  const failure = (error: unknown): unknown => {
+    detach();
+    return controller?.signal.aborted
+      ? controller.signal.reason
+      : new TypeError("fetch failed", { cause: error });
+  };
+  let data: Dispatcher.ResponseData;
+  try {
+    data = await request(target, {
+      method: method as Dispatcher.HttpMethod,
+      headers: requestHeaders(init.headers),
+      body,
+      signal: controller?.signal,
+      dispatcher: agent,
     });
-    let settled = false;
-    let response: IncomingMessage | null = null;
-    const onAbort = () => {
-      const reason = signal?.reason;
-      if (!settled) {
-        settled = true;
-        reject(reason);
-      }
-      req.destroy(reason);
-      response?.destroy(reason);
-    };
-    const detach = signal === null ? noop : watch(signal, onAbort);
-    req.setTimeout(IDLE_TIMEOUT_MS, () => {
-      req.destroy(Object.assign(new Error("The server sent nothing for 300 s."), { code: "ETIMEDOUT" }));
-    });
-    req.once("error", (error) => {
-      detach();
-      if (settled) return;
-      settled = true;
-      reject(new TypeError("fetch failed", { cause: error }));
-    });
-    req.once("response", (res) => {
-      response = res;
-      res.once("close", detach);
-      answer(res, method).then(
-        (value) => {
-          settled = true;
-          resolve(value);
-        },
-        (error: unknown) => {
-          if (settled) return;
-          settled = true;
-          reject(new TypeError("fetch failed", { cause: error }));
-        },
-      );
-    });
-    req.end(body ?? undefined);
-  });
+  } catch (error) {
+    throw failure(error);
+  }
+  data.body.once("close", detach);
+  try {
+    return await answer(data, method);
+  } catch (error) {
+    data.body.destroy();
+    throw failure(error);
+  }
 }
 
 /**
@@ -136,8 +114,8 @@ function watch(signal: AbortSignal, onAbort: () => void): () => void {
 
 function noop(): void {}
 
-function requestHeaders(input: RequestInit["headers"]): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = { "accept-encoding": "gzip, deflate, br", "user-agent": "node" };
+function requestHeaders(input: RequestInit["headers"]): Record<string, string> {
+  const out: Record<string, string> = { "accept-encoding": "gzip, deflate, br", "user-agent": "node" };
   if (input === undefined) return out;
   const headers = input instanceof Headers ? input : new Headers(input);
   headers.forEach((value, name) => {
@@ -146,20 +124,14 @@ function requestHeaders(input: RequestInit["headers"]): OutgoingHttpHeaders {
   return out;
 }
 
-async function answer(res: IncomingMessage, method: string): Promise<Response> {
-  const status = res.statusCode ?? 0;
-  const headers = new Headers();
-  const raw = res.rawHeaders;
-  for (let index = 0; index + 1 < raw.length; index += 2)
-    headers.append(raw[index] ?? "", raw[index + 1] ?? "");
-  const init = { status, statusText: res.statusMessage ?? "", headers };
-  if (method === "HEAD" || NULL_BODY.has(status)) {
+async function answer(data: Dispatcher.ResponseData, method: string): Promise<Response> {
+  const status = data.statusCode;
+  const headers = responseHeaders(data.headers);
+  const init = { status, statusText: data.statusText ?? "", headers };
+  const res = data.body;
+  if (method === "HEAD" || NULL_BODY.has(status) || data.headers["content-length"] === "0") {
     res.resume();
-    return new Response(null, init);
-  }
-  if (res.headers["content-length"] === "0") {
-    res.resume();
-    return new Response("", init);
+    return NULL_BODY.has(status) || method === "HEAD" ? new Response(null, init) : new Response("", init);
   }
   const decoded = decode(res, headers.get("content-encoding"));
   if (decoded !== res) {
@@ -167,7 +139,7 @@ async function answer(res: IncomingMessage, method: string): Promise<Response> {
     headers.delete("content-encoding");
     headers.delete("content-length");
   }
-  if (!isJson(headers.get("content-type"))) return new Response(webStream(decoded, res), init);
+  if (!isJson(headers.get("content-type"))) return new Response(webStream(decoded), init);
   const chunks: Buffer[] = [];
   let size = 0;
   return new Promise<Response>((resolve, reject) => {
@@ -182,7 +154,7 @@ async function answer(res: IncomingMessage, method: string): Promise<Response> {
       decoded.off("close", onClose);
       decoded.pause();
       decoded.unshift(Buffer.concat(chunks, size));
-      resolve(new Response(webStream(decoded, res), init));
+      resolve(new Response(webStream(decoded), init));
     };
     const onEnd = () => {
       decoded.off("error", reject);
@@ -200,7 +172,7 @@ async function answer(res: IncomingMessage, method: string): Promise<Response> {
 }
 
 /** The answer's body as fetch gives it: decoded when the server used gzip, deflate or br. */
-function decode(res: IncomingMessage, encoding: string | null): Readable {
+function decode(res: Readable, encoding: string | null): Readable {
   const codings = (encoding ?? "").toLowerCase().trim();
   const decoder =
     codings === "gzip" || codings === "x-gzip"
@@ -212,9 +184,8 @@ function decode(res: IncomingMessage, encoding: string | null): Readable {
           : null;
   if (decoder === null) return res;
   res.once("error", (error) => decoder.destroy(error));
-  decoder.once("close", () => {
-    if (!res.complete) res.destroy();
-  });
+  // Ending or cancelling the decoded body ends the answer's own (harmless once it has all arrived).
+  decoder.once("close", () => res.destroy());
   return res.pipe(decoder);
 }
 
@@ -286,11 +257,11 @@ export class BufferedResponse extends Response {
 }
 
 /**
- * The body as a web stream, read as the consumer pulls. Cancelling it drains an answer that has fully
- * arrived, so its keep-alive socket serves the next request, and destroys one still arriving (and so its
- * socket), as fetch does.
+ * The body as a web stream, read as the consumer pulls. Cancelling it destroys the body: undici has
+ * released the connection of an answer that fully arrived, and tears down one still arriving, as fetch
+ * does.
  */
-function webStream(body: Readable, res: IncomingMessage): ReadableStream<Uint8Array> {
+function webStream(body: Readable): ReadableStream<Uint8Array> {
   /** Set once the stream is closed, errored or cancelled: the controller then takes nothing more. */
   let done = false;
   return new ReadableStream<Uint8Array>({
@@ -322,14 +293,22 @@ function webStream(body: Readable, res: IncomingMessage): ReadableStream<Uint8Ar
     },
     cancel() {
       done = true;
-      if (res.complete && !res.destroyed) body.resume();
-      else body.destroy();
+      body.destroy();
     },
   });
 }
 
 function cutShort(): Error {
   return Object.assign(new Error("The answer was cut short."), { code: "ECONNRESET" });
+}
+
+function responseHeaders(raw: IncomingHttpHeaders): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    else if (value !== undefined) headers.append(name, value);
+  }
+  return headers;
 }
 
 function isJson(contentType: string | null): boolean {

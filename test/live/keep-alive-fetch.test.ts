@@ -104,7 +104,9 @@ describe("live connections: the keep-alive fetch of the Streamable HTTP transpor
     ]);
     expect(f.seen[0]?.headers["content-type"]).to.equal("application/json");
     expect(f.seen[0]?.headers["content-length"]).to.equal("7");
-    expect(f.seen[1]?.port).to.equal(f.seen[0]?.port);
+    // Kept alive: a run of requests one after another shares its connections.
+    for (let n = 3; n <= 8; n += 1) await (await keepAliveFetch(f.url, post(`{"n":${n}}`))).json();
+    expect(new Set(f.seen.map((request) => request.port)).size).to.be.at.most(2);
   });
 
   it("a JSON answer read whole behaves as a Response in every way a body can be read", async () => {
@@ -158,7 +160,7 @@ describe("live connections: the keep-alive fetch of the Streamable HTTP transpor
     const reason = new Error("stop late");
     late.abort(reason);
     expect(await rejection(pending)).to.equal(reason);
-    await waitFor("the socket to close", () => f.closed.length === 1);
+    await waitFor("the socket to close", () => f.closed.length >= 1);
   });
 
   it("streams an SSE answer as it arrives, and an abort ends the stream and the socket", async () => {
@@ -176,7 +178,7 @@ describe("live connections: the keep-alive fetch of the Streamable HTTP transpor
     const reason = new Error("client closed");
     controller.abort(reason);
     expect(await rejection(reader.read())).to.equal(reason);
-    await waitFor("the socket to close", () => f.closed.length === 1);
+    await waitFor("the socket to close", () => f.closed.length >= 1);
   });
 
   it("frees the socket of an answer whose body is cancelled unread, and adds one listener per signal", async () => {
