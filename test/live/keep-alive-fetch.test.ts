@@ -12,9 +12,11 @@ import {
   MAX_BUFFERED_BYTES,
   keepAliveFetch,
 } from "../../host-shim/live/keep-alive-fetch.js";
+import { TokenKeeper, connectFetch } from "../../host-shim/live/tokens.js";
+import type { LiveSpec } from "../../host-shim/live/types.js";
 import { networkProblemOf } from "../../plugin/mcp-client/observed-fetch.js";
 import { closedPort } from "../helpers/ports.js";
-import { rejection, waitFor } from "./helpers.js";
+import { MemoryVault, httpTarget, permissions, rejection, spec, waitFor } from "./helpers.js";
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
@@ -290,6 +292,27 @@ describe("live connections: the keep-alive fetch of the Streamable HTTP transpor
     const response = await keepAliveFetch(f.url, { method: "GET" });
     expect(response.status).to.equal(200);
     expect(await response.json()).to.deep.equal({ moved: true });
+  });
+
+  it("is what a live connection's transport sends with, unless a fetch is injected", () => {
+    const keeper = new TokenKeeper("c", {
+      vault: new MemoryVault(),
+      now: () => Date.now(),
+      onDead: () => undefined,
+    });
+    const plainSpec = spec("c", httpTarget("http://127.0.0.1:1/mcp"), permissions());
+    expect(connectFetch(plainSpec, keeper, undefined)).to.deep.equal({ transportFetch: keepAliveFetch });
+    const injected: typeof fetch = (input, init) => fetch(input, init);
+    expect(connectFetch(plainSpec, keeper, injected)).to.deep.equal({ fetch: injected });
+    const stdioSpec = spec("c", { kind: "stdio", command: "x", args: [], env: {} }, permissions());
+    expect(connectFetch(stdioSpec, keeper, undefined)).to.deep.equal({});
+    const oauthSpec = { ...plainSpec, oauth: {} as NonNullable<LiveSpec["oauth"]> };
+    const oauth = connectFetch(oauthSpec, keeper, undefined);
+    // Both wrap the bearer handling; only the transport's goes over the keep-alive fetch.
+    expect(typeof oauth.fetch).to.equal("function");
+    expect(typeof oauth.transportFetch).to.equal("function");
+    expect(oauth.transportFetch).to.not.equal(oauth.fetch);
+    expect(Object.keys(connectFetch(oauthSpec, keeper, injected))).to.deep.equal(["fetch"]);
   });
 
   it("carries a whole MCP session of the SDK's Streamable HTTP client", async () => {
