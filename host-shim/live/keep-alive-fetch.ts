@@ -79,7 +79,7 @@ async function send(target: URL, method: string, init: RequestInit, body: string
   }
   data.body.once("close", detach);
   try {
-    return await answer(data, method);
+    return await answer(data);
   } catch (error) {
     data.body.destroy();
     throw failure(error);
@@ -124,14 +124,14 @@ function requestHeaders(input: RequestInit["headers"]): Record<string, string> {
   return out;
 }
 
-async function answer(data: Dispatcher.ResponseData, method: string): Promise<Response> {
+async function answer(data: Dispatcher.ResponseData): Promise<Response> {
   const status = data.statusCode;
   const headers = responseHeaders(data.headers);
   const init = { status, statusText: data.statusText ?? "", headers };
   const res = data.body;
-  if (method === "HEAD" || NULL_BODY.has(status) || data.headers["content-length"] === "0") {
+  if (NULL_BODY.has(status) || data.headers["content-length"] === "0") {
     res.resume();
-    return NULL_BODY.has(status) || method === "HEAD" ? new Response(null, init) : new Response("", init);
+    return new Response(NULL_BODY.has(status) ? null : "", init);
   }
   const decoded = decode(res, headers.get("content-encoding"));
   if (decoded !== res) {
