@@ -36,6 +36,11 @@ export class AccessBook implements AccessRegistry {
   private readonly conversations = new Set<string>();
   private readonly listeners = new Set<(keyId: string) => void>();
   private readonly announcedEnded = new Set<string>();
+  /** Digest → record for authenticate, built for one access map (see recordByDigest). */
+  private digestIndex: { access: Record<string, AccessRecord>; byDigest: Map<string, AccessRecord> } | null =
+    null;
+  /** The AccessKey of a record, made once: a record is replaced, never edited, when its key changes. */
+  private readonly keys = new WeakMap<AccessRecord, AccessKey>();
   private sweeper: ReturnType<typeof setInterval> | undefined;
   private unsubscribe: (() => void) | undefined;
 
@@ -171,15 +176,20 @@ export class AccessBook implements AccessRegistry {
   }
 
   authenticate(secretDigest: string): AccessKey | null {
-    const record = this.records().find((candidate) => candidate.tokenDigest === secretDigest);
+    const record = this.recordByDigest(secretDigest);
     if (record === undefined || this.statusOf(record, this.deps.now()) !== "active") return null;
-    return {
-      id: record.id,
-      label: record.label,
-      sessionKey: record.sessionKey,
-      tools: record.tools,
-      expiresAt: record.expiresAt,
-    };
+    let key = this.keys.get(record);
+    if (key === undefined) {
+      key = {
+        id: record.id,
+        label: record.label,
+        sessionKey: record.sessionKey,
+        tools: record.tools,
+        expiresAt: record.expiresAt,
+      };
+      this.keys.set(record, key);
+    }
+    return key;
   }
 
   async toolsFor(key: AccessKey): Promise<ExternalTool[]> {
@@ -198,7 +208,7 @@ export class AccessBook implements AccessRegistry {
     args: Record<string, unknown>,
     signal: AbortSignal,
   ): Promise<ExternalToolResult> {
-    const tool = key.tools.includes(name) ? this.eligible().get(name) : undefined;
+    const tool = key.tools.includes(name) ? this.eligibleTool(name) : undefined;
     if (tool === undefined) throw callError("UNKNOWN_TOOL", `Unknown tool: ${name.slice(0, 128)}`);
     try {
       return asResult(await tool.run(args, key.sessionKey, signal));
@@ -239,6 +249,22 @@ export class AccessBook implements AccessRegistry {
     return Object.values(this.deps.store.state.value.access);
   }
 
+  /**
+   * The record with this digest (the first, as a scan would find it). The index follows the access map's
+   * identity: every change of a key (create, revoke, orphan, a load) replaces the map, never edits it.
+   */
+  private recordByDigest(digest: string): AccessRecord | undefined {
+    const access = this.deps.store.state.value.access;
+    if (this.digestIndex?.access !== access) {
+      const byDigest = new Map<string, AccessRecord>();
+      for (const record of Object.values(access)) {
+        if (!byDigest.has(record.tokenDigest)) byDigest.set(record.tokenDigest, record);
+      }
+      this.digestIndex = { access, byDigest };
+    }
+    return this.digestIndex.byDigest.get(digest);
+  }
+
   private statusOf(record: AccessRecord, at: number): AccessStatus {
     if (record.revokedAt !== null) return "revoked";
     if (at >= record.expiresAt) return "expired";
@@ -272,6 +298,26 @@ export class AccessBook implements AccessRegistry {
     }
   }
 
+  /**
+   * The one tool `eligible()` would give under this name, found without building the whole map: the last
+   * conversation tool of that name, else the first enabled connection (in published order) that exposes
+   * `<connection>__<tool>` now.
+   */
+  private eligibleTool(name: string): EligibleTool | undefined {
+    let conversation: AgentTool | undefined;
+    for (const tool of this.deps.host.conversationTools ?? []) if (tool.name === name) conversation = tool;
+    if (conversation !== undefined) return conversationTool(conversation);
+    const published = this.deps.store.connections.value.connections;
+    for (const connection in published) {
+      if (!Object.hasOwn(published, connection) || !name.startsWith(`${connection}__`)) continue;
+      if (!published[connection]?.enabled) continue;
+      const toolName = name.slice(connection.length + 2);
+      const tool = this.deps.live.exposedTools(connection).find((candidate) => candidate.name === toolName);
+      if (tool !== undefined) return connectionTool(this.deps.live, connection, tool);
+    }
+    return undefined;
+  }
+
   /** Every tool a key may be given now: the host's conversation tools and live connections' exposed tools. */
   private eligible(): Map<string, EligibleTool> {
     const tools = new Map<string, EligibleTool>();
@@ -282,14 +328,7 @@ export class AccessBook implements AccessRegistry {
       for (const tool of this.deps.live.exposedTools(connection)) {
         const name = `${connection}__${tool.name}`;
         if (tools.has(name)) continue;
-        tools.set(name, {
-          name,
-          description: tool.description,
-          inputSchema: tool.inputSchema,
-          source: "connection",
-          connection,
-          run: (args, _sessionKey, signal) => this.deps.live.callTool(connection, tool.name, args, signal),
-        });
+        tools.set(name, connectionTool(this.deps.live, connection, tool));
       }
     }
     return tools;
@@ -304,6 +343,21 @@ function conversationTool(tool: AgentTool): EligibleTool {
     source: "conversation",
     connection: null,
     run: (args, sessionKey, signal) => tool.call(args, { sessionKey, signal }),
+  };
+}
+
+function connectionTool(
+  live: LiveManager,
+  connection: string,
+  tool: { name: string; description: string; inputSchema: Record<string, unknown> },
+): EligibleTool {
+  return {
+    name: `${connection}__${tool.name}`,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    source: "connection",
+    connection,
+    run: (args, _sessionKey, signal) => live.callTool(connection, tool.name, args, signal),
   };
 }
 

@@ -24,9 +24,23 @@ export function passesOriginCheck(
   return isLoopbackHostName(host) || allowedHosts.has(host);
 }
 
+/**
+ * `localhost` or a dotted 127.x.y.z in canonical form, with an optional port: names the URL parser gives
+ * back unchanged (but for case), so the common loopback Host needs no URL object.
+ */
+const CANONICAL_LOOPBACK = /^(localhost|127(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})(?::(\d{1,5}))?$/i;
+
 /** The host name of a Host header (`name`, `name:port`, `[v6]:port`), lower case; null when malformed. */
 export function hostNameOf(hostHeader: string | undefined): string | null {
   if (hostHeader === undefined || hostHeader.length === 0 || hostHeader.length > 1024) return null;
+  const loopback = CANONICAL_LOOPBACK.exec(hostHeader);
+  if (loopback !== null && Number(loopback[2] ?? 0) <= 65535) return (loopback[1] ?? "").toLowerCase();
+  return hostNameThroughUrl(hostHeader);
+}
+
+/** hostNameOf for any header, through the URL parser (exported so a test can hold the fast path to it). */
+export function hostNameThroughUrl(hostHeader: string): string | null {
+  if (hostHeader.length === 0 || hostHeader.length > 1024) return null;
   try {
     const url = new URL(`http://${hostHeader}`);
     if (url.username !== "" || url.password !== "" || url.pathname !== "/" || url.search !== "") return null;

@@ -3,7 +3,7 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import type { DiscoveredTool, Discovery, TransportKind } from "../../plugin/mcp-client/types.js";
 import { connectClient, listDiscovery } from "./mcp-client.js";
 import { REASON, isTransient, listingFailure, ownerText } from "./reasons.js";
-import { type TokenKeeper, isTokenError, transportFetch } from "./tokens.js";
+import { type TokenKeeper, connectFetch, isTokenError } from "./tokens.js";
 import type { LiveSpec } from "./types.js";
 
 export interface Session {
@@ -52,7 +52,7 @@ export async function openSession(
   const holder: { session: Session | null } = { session: null };
   const result = await connectClient(spec.target, {
     accessToken,
-    ...transportFetch(spec, deps.keeper, deps.fetch),
+    ...connectFetch(spec, deps.keeper, deps.fetch),
     timeoutMs: deps.timeoutMs,
     clientName: "mcp-manage",
     onClose: () => {

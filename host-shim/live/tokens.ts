@@ -1,4 +1,5 @@
 import type { OAuthServerBinding, StoredClient, StoredTokens } from "../../plugin/mcp-client/types.js";
+import { keepAliveFetch } from "./keep-alive-fetch.js";
 import { refreshTokens } from "./mcp-client.js";
 import type { LiveSpec, TokenVault } from "./types.js";
 
@@ -190,20 +191,30 @@ export function bearerFetch(keeper: TokenKeeper, origin: string, base: typeof fe
   };
 }
 
-/** The fetch option for connectClient: the bearer-managing fetch for an OAuth HTTP server, else `base`. */
-export function transportFetch(
+/**
+ * The fetch options for connectClient: the bearer-managing fetch for an OAuth HTTP server, else `base`.
+ * Without an injected `base`, the transport's own MCP requests go through the keep-alive fetch, and
+ * everything else (OAuth discovery after a 401) through the global fetch.
+ */
+export function connectFetch(
   spec: LiveSpec,
   keeper: TokenKeeper,
   base: typeof fetch | undefined,
-): { fetch?: typeof fetch } {
-  if (spec.oauth === null || spec.target.kind !== "http") return base ? { fetch: base } : {};
+): { fetch?: typeof fetch; transportFetch?: typeof fetch } {
+  const transport =
+    base === undefined && spec.target.kind === "http" ? { transportFetch: keepAliveFetch } : {};
+  if (spec.oauth === null || spec.target.kind !== "http") return base ? { fetch: base } : transport;
   let origin: string;
   try {
     origin = new URL(spec.target.url).origin;
   } catch {
     return base ? { fetch: base } : {}; // connectClient reports the bad URL
   }
-  return { fetch: bearerFetch(keeper, origin, base ?? ((input, init) => globalThis.fetch(input, init))) };
+  if (base !== undefined) return { fetch: bearerFetch(keeper, origin, base) };
+  return {
+    fetch: bearerFetch(keeper, origin, (input, init) => globalThis.fetch(input, init)),
+    transportFetch: bearerFetch(keeper, origin, keepAliveFetch),
+  };
 }
 
 function sameOrigin(url: string, origin: string): boolean {

@@ -1,14 +1,15 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { AccessKey, AccessRegistry } from "../access-contract.js";
 import { drainAndLingerClose, mustCloseForUnreadBody, readBoundedBody } from "../body.js";
 import type { HostLogger } from "../contract.js";
 import { checkGate } from "./gate.js";
 import { InFlight } from "./in-flight.js";
 import { type McpEndpointLimits, resolveLimits } from "./limits.js";
-import { buildServer } from "./mcp-server.js";
+import { ServerPool, authInfoOf } from "./mcp-server.js";
 import { type Refusal, type RpcId, refusal, writeRefusal } from "./replies.js";
 import { type RequestRecord, logOnClose, loggedMethod } from "./request-log.js";
+import { sdkRequest } from "./sdk-request.js";
 import type { CallScope } from "./tool-call.js";
 
 export interface McpEndpointDeps {
@@ -36,13 +37,14 @@ export function createMcpEndpoint(deps: McpEndpointDeps): McpEndpoint {
   const tokenHeader = (deps.gatewayTokenHeader ?? "x-service-token").toLowerCase();
   // One subscription for the endpoint's life: a key's invalidation stops that key's running calls.
   const unsubscribe = deps.registry.onInvalidated((keyId) => inFlight.abortKey(keyId, "revoked"));
+  const servers = new ServerPool(limits.maxConcurrentRequests);
   const running = new Set<Promise<void>>();
   /** Requests still uploading their body: close() cuts these off rather than wait on a slow client. */
   const uploading = new Set<IncomingMessage>();
   let closing: Promise<void> | undefined;
 
   async function handler(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const record: RequestRecord = { keyId: null, method: null };
+    const record: RequestRecord = { keyId: null, method: null, onGone: null };
     logOnClose(res, deps.logger, record);
     const work = serve(req, res, record).catch(() => {
       // Whatever broke, the client gets no exception text; a half-written answer can only be cut off.
@@ -131,30 +133,33 @@ export function createMcpEndpoint(deps: McpEndpointDeps): McpEndpoint {
         return answer(req, res, busy(text, rpcId(id)));
       }
     }
-    const scope = newScope(res, key, digest);
+    const scope = newScope(record, key, digest);
     try {
-      await runMcp(req, res, message, scope);
+      await runMcp(req, res, message, scope, servers);
     } finally {
       // A tool that ignored its signal still holds its key's slot until it really stops.
       if (releaseCall !== null) void Promise.allSettled(scope.lingering).then(releaseCall);
     }
   }
 
-  function newScope(res: ServerResponse, key: AccessKey, digest: string): CallScope {
-    const gone = new AbortController();
-    res.once("close", () => {
-      if (!res.writableFinished) gone.abort();
-    });
-    return {
+  function newScope(record: RequestRecord, key: AccessKey, digest: string): CallScope {
+    const scope: CallScope = {
       registry: deps.registry,
       key,
       digest,
       limits,
       inFlight,
       logger: deps.logger,
-      requestSignal: gone.signal,
+      gone: false,
+      onGone: null,
       lingering: [],
     };
+    // The request's one 'close' listener (the log line's) tells the scope when the client went away.
+    record.onGone = () => {
+      scope.gone = true;
+      scope.onGone?.();
+    };
+    return scope;
   }
 
   return {
@@ -171,27 +176,49 @@ export function createMcpEndpoint(deps: McpEndpointDeps): McpEndpoint {
   };
 }
 
-/** One SDK server and transport for this request only, closed when the answer is written. */
+/**
+ * A fresh SDK transport for this request, and a server of the pool for as long as it lasts: connected,
+ * given the message with the request's scope in `authInfo`, closed when the answer is written, then
+ * returned. The SDK's web-standard transport is called directly: it gets a Request with only the headers
+ * it reads (never the Authorization secret), and its Response is written back in one go.
+ */
 async function runMcp(
   req: IncomingMessage,
   res: ServerResponse,
   message: unknown,
   scope: CallScope,
+  servers: ServerPool,
 ): Promise<void> {
-  const server = buildServer(scope);
-  const transport = new StreamableHTTPServerTransport({
+  const server = servers.take();
+  const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
   });
   try {
     await server.connect(transport);
-    // The SDK's headers are merged with these when it writes its answer.
-    res.setHeader("Cache-Control", "no-store");
-    res.setHeader("X-Content-Type-Options", "nosniff");
-    await transport.handleRequest(req, res, message);
+    const response = await transport.handleRequest(sdkRequest(req), {
+      parsedBody: message,
+      authInfo: authInfoOf(scope),
+    });
+    const body = response.body === null ? "" : await response.text();
+    if (res.destroyed || res.writableEnded) return;
+    const headers: OutgoingHttpHeaders = { "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" };
+    response.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    headers["Content-Length"] = Buffer.byteLength(body, "utf8");
+    res.writeHead(response.status, headers).end(body);
   } finally {
     await server.close();
+    // Only after a request: a notification's handler may still run on its server after the answer.
+    if (isRpcRequest(message)) servers.give(server);
   }
+}
+
+function isRpcRequest(message: unknown): boolean {
+  if (typeof message !== "object" || message === null) return false;
+  const { method, id } = message as { method?: unknown; id?: unknown };
+  return typeof method === "string" && id !== undefined && id !== null;
 }
 
 /** A refused request's body up to this size is drained and the connection kept; a larger one closes it. */

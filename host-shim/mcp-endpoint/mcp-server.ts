@@ -1,3 +1,4 @@
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
@@ -28,17 +29,33 @@ const INSTRUCTIONS =
   "Tools of one gateway conversation, granted to this access key by the gateway's owner. The key is scoped and expires.";
 
 /**
- * The MCP server of one request. Stateless mode gives every HTTP request a fresh low-level Server, so the
- * handlers close over that request's authenticated key and nothing outlives the request.
+ * What a request hands its server with each message (the SDK's `authInfo` channel): the key's id and the
+ * request's scope. Never the secret: `token` stays empty.
  */
-export function buildServer(scope: CallScope): Server {
+export function authInfoOf(scope: CallScope): AuthInfo {
+  return { token: "", clientId: scope.key.id, scopes: [], extra: { scope } };
+}
+
+function scopeOf(extra: { authInfo?: AuthInfo | undefined }): CallScope {
+  const scope = extra.authInfo?.extra?.scope as CallScope | undefined;
+  // Every message comes through runMcp with its scope; a message without one is a bug, never a default key.
+  if (scope === undefined) throw new McpError(ErrorCode.InternalError, "The request has no access key.");
+  return scope;
+}
+
+/**
+ * An MCP server that serves one request at a time. Its handlers keep no key: each message carries its
+ * request's scope in `authInfo`, so a server can serve request after request (see ServerPool).
+ */
+export function buildServer(): Server {
   const server = new Server(SERVER_INFO, {
     capabilities: { tools: {} },
     instructions: INSTRUCTIONS,
     jsonSchemaValidator: sharedValidator(),
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+    const scope = scopeOf(extra);
     let tools: ExternalTool[];
     try {
       tools = await scope.registry.toolsFor(scope.key);
@@ -60,9 +77,30 @@ export function buildServer(scope: CallScope): Server {
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const scope = scopeOf(extra);
     const result = await runToolCall(scope, request.params.name, request.params.arguments, extra.signal);
     return result as CallToolResult;
   });
 
   return server;
+}
+
+/**
+ * Servers between requests. Stateless Streamable HTTP needs a fresh transport per request, and a Server
+ * attaches to one transport at a time; a server is taken for one request, connected to that request's
+ * transport, and comes back once closed (the SDK supports close() then connect() on one Protocol).
+ */
+export class ServerPool {
+  private readonly idle: Server[] = [];
+
+  constructor(private readonly maxIdle: number) {}
+
+  take(): Server {
+    return this.idle.pop() ?? buildServer();
+  }
+
+  /** Keeps a server that is closed (attached to no transport); any other is dropped. */
+  give(server: Server): void {
+    if (server.transport === undefined && this.idle.length < this.maxIdle) this.idle.push(server);
+  }
 }

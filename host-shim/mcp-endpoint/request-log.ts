@@ -33,6 +33,8 @@ export function loggedMethod(method: unknown): string | null {
 export interface RequestRecord {
   keyId: string | null;
   method: string | null;
+  /** Called, before the line is written, when the client left before its answer was finished. */
+  onGone: (() => void) | null;
 }
 
 /**
@@ -42,10 +44,12 @@ export interface RequestRecord {
 export function logOnClose(res: ServerResponse, logger: HostLogger, record: RequestRecord): void {
   const started = process.hrtime.bigint();
   res.once("close", () => {
+    const finished = res.writableFinished;
+    if (!finished) record.onGone?.();
     logger.info(
       {
         route: MCP_PATH,
-        status: res.writableFinished ? res.statusCode : 499,
+        status: finished ? res.statusCode : 499,
         durationMs: Number(process.hrtime.bigint() - started) / 1e6,
         keyId: record.keyId,
         method: record.method,

@@ -11,8 +11,10 @@ export interface CallScope {
   limits: McpEndpointLimits;
   inFlight: InFlight;
   logger: HostLogger;
-  /** Aborts when the client goes away before its answer was written. */
-  requestSignal: AbortSignal;
+  /** True once the client went away before its answer was written. */
+  gone: boolean;
+  /** Set by the running call: what the endpoint calls when the client goes away. */
+  onGone: (() => void) | null;
   /** Registry calls still running after their answer went out (a tool that ignores its signal). */
   lingering: Array<Promise<unknown>>;
 }
@@ -45,10 +47,10 @@ export async function runToolCall(
   const controller = new AbortController();
   const untrack = scope.inFlight.track(key.id, controller);
   const timer = setTimeout(() => controller.abort(new CallAbort("timeout")), limits.callTimeoutMs);
-  const detach = [
-    forward(scope.requestSignal, controller, "disconnected"),
-    forward(protocolSignal, controller, "disconnected"),
-  ];
+  const disconnected = () => controller.abort(new CallAbort("disconnected"));
+  if (scope.gone) disconnected();
+  else scope.onGone = disconnected;
+  const detach = forward(protocolSignal, controller, "disconnected");
   try {
     // Tracked first, then checked: an invalidation that fired after this request authenticated but
     // before the controller was tracked would otherwise go unseen.
@@ -70,7 +72,8 @@ export async function runToolCall(
     return stopped(controller.signal, limits);
   } finally {
     clearTimeout(timer);
-    for (const undo of detach) undo();
+    scope.onGone = null;
+    detach();
     untrack();
   }
 }

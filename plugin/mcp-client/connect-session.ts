@@ -16,6 +16,8 @@ const TERMINATE_WAIT_MS = 2000;
 export interface ConnectOptions {
   accessToken?: string | null;
   fetch?: FetchFn;
+  /** The base fetch of the Streamable HTTP transport's own requests; default `fetch`. */
+  transportFetch?: FetchFn;
   timeoutMs: number;
   clientName?: string;
   /** Called when an established connection is lost; not after close(). */

@@ -23,6 +23,7 @@ import {
   type Deadline,
   type FetchFn,
   type Observation,
+  type ObservedFetch,
   networkProblemOf,
   observeFetch,
   startDeadline,
@@ -57,9 +58,31 @@ async function connectHttp(
     return notOk(failed("not_found", "The server URL must start with http:// or https://."));
   }
   const observed = observeFetch(options.fetch ?? globalThis.fetch, deadline.signal);
+  // The transport's requests may take another base fetch; what they see is observed in the same place.
+  const forTransport =
+    options.transportFetch === undefined
+      ? observed
+      : observeFetch(options.transportFetch, deadline.signal, observed.seen);
+  try {
+    return await connectHttpWith(url, target, options, deadline, observed, forTransport.fetch);
+  } finally {
+    // The deadline is cleared once connecting ends: later requests need not watch it.
+    observed.release();
+    forTransport.release();
+  }
+}
+
+async function connectHttpWith(
+  url: URL,
+  target: Extract<ServerTarget, { kind: "http" }>,
+  options: ConnectOptions,
+  deadline: Deadline,
+  observed: ObservedFetch,
+  streamableFetch: FetchFn,
+): Promise<ConnectResult> {
   const requestInit = { headers: requestHeaders(target.headers, options.accessToken ?? null) };
 
-  const streamable = new StreamableHTTPClientTransport(url, { fetch: observed.fetch, requestInit });
+  const streamable = new StreamableHTTPClientTransport(url, { fetch: streamableFetch, requestInit });
   const first = await attempt(streamable, options, deadline);
   if (first.ok) return established(first.client, "streamable-http", streamable, options);
   if (deadline.expired()) return notOk(timeoutFailure(options.timeoutMs));

@@ -23,12 +23,22 @@ export interface Observation {
 export interface ObservedFetch {
   fetch: FetchFn;
   seen: Observation;
+  /**
+   * Stops combining each request's signal with `signal`: call it once `signal` can no longer fire (its
+   * deadline was cleared). A long-lived transport then pays nothing per request for it.
+   */
+  release(): void;
 }
 
-export function observeFetch(base: FetchFn, signal?: AbortSignal): ObservedFetch {
-  const seen: Observation = { lastStatus: null, lastChallenge: null, networkProblem: null };
+export function observeFetch(
+  base: FetchFn,
+  signal?: AbortSignal,
+  seen: Observation = { lastStatus: null, lastChallenge: null, networkProblem: null },
+): ObservedFetch {
+  let watched = signal;
   const wrapped: FetchFn = async (input, init) => {
     let effective = init;
+    const signal = watched;
     if (signal) {
       const own = init?.signal;
       effective = { ...init, signal: own ? AbortSignal.any([own, signal]) : signal };
@@ -46,7 +56,13 @@ export function observeFetch(base: FetchFn, signal?: AbortSignal): ObservedFetch
       throw error;
     }
   };
-  return { fetch: wrapped, seen };
+  return {
+    fetch: wrapped,
+    seen,
+    release: () => {
+      watched = undefined;
+    },
+  };
 }
 
 const TLS_CODES = new Set([

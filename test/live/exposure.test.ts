@@ -2,16 +2,16 @@ import { expect } from "chai";
 import { startChangingServer } from "../../fixtures/servers/changing.js";
 import { startPlainServer } from "../../fixtures/servers/plain.js";
 import { isLiveCallError } from "../../host-shim/live/types.js";
-import { currentHashes, harness, httpTarget, permissions, spec, textOf, waitFor } from "./helpers.js";
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
-}
+import {
+  currentHashes,
+  harness,
+  httpTarget,
+  permissions,
+  rejection,
+  spec,
+  textOf,
+  waitFor,
+} from "./helpers.js";
 
 describe("LiveConnections: exposure", () => {
   it("registers every approved tool as <connection>__<tool>, callable through the agent registry", async () => {

@@ -15,7 +15,7 @@ import type { BackoffOptions, LiveSpec, PermissionRecord, TokenVault } from "../
 import { discover } from "../../plugin/mcp-client/discover.js";
 import type { ServerTarget, StoredTokens } from "../../plugin/mcp-client/types.js";
 
-export { sleep, textOf, waitFor } from "../fixtures/helpers.js";
+export { rejection, sleep, textOf, waitFor } from "../fixtures/helpers.js";
 
 export interface LogEntry {
   level: "info" | "warn" | "error";

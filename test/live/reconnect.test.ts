@@ -1,10 +1,9 @@
-import type { AddressInfo } from "node:net";
-import { createServer } from "node:net";
 import { expect } from "chai";
 import sinon from "sinon";
 import { startFailingServer } from "../../fixtures/servers/failing.js";
 import { startPlainServer } from "../../fixtures/servers/plain.js";
 import { backoffDelay } from "../../host-shim/live/backoff.js";
+import { closedPort } from "../helpers/ports.js";
 import {
   currentHashes,
   harness,
@@ -16,15 +15,6 @@ import {
   textOf,
   waitFor,
 } from "./helpers.js";
-
-/** A port nothing listens on (bound once, then released). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** Polls on setImmediate, so it works while setTimeout is faked. */
 async function until(what: string, predicate: () => boolean, timeoutMs = 3000): Promise<void> {

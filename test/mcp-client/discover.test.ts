@@ -1,6 +1,5 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer as createHttpsServer } from "node:https";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -14,6 +13,7 @@ import { connectClient } from "../../plugin/mcp-client/connect.js";
 import { discover } from "../../plugin/mcp-client/discover.js";
 import { toolDefinitionHash } from "../../plugin/mcp-client/tool-hash.js";
 import type { DiscoveryOutcome, ServerTarget } from "../../plugin/mcp-client/types.js";
+import { closedPort } from "../helpers/ports.js";
 
 const TIMEOUT = 5000;
 const SECRET_HEADER = "header-value-that-must-not-leak";
@@ -41,13 +41,9 @@ function expectFailed(outcome: DiscoveryOutcome, reason: string) {
   return outcome;
 }
 
-/** A loopback port nothing listens on (bound, then released). */
+/** A loopback URL nothing listens on. */
 async function refusedUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}/mcp`;
+  return `http://127.0.0.1:${await closedPort()}/mcp`;
 }
 
 async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
@@ -101,6 +97,40 @@ describe("mcp-client discover", () => {
       expect(seen[0]?.get("authorization")).to.equal("Bearer tok");
       expect(seen[0]?.get("x-api-key")).to.equal(SECRET_HEADER);
       expect(seen[0]?.get("mcp-session-id")).to.equal(null);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("sends the transport's requests through transportFetch, and stops tying them to the connect deadline once connected", async () => {
+    const server = await startPlainServer();
+    const viaTransport: Array<AbortSignal | null | undefined> = [];
+    let viaFetch = 0;
+    const transportFetch: typeof fetch = (input, init) => {
+      viaTransport.push(init?.signal);
+      return fetch(input, init);
+    };
+    const plain: typeof fetch = (input, init) => {
+      viaFetch += 1;
+      return fetch(input, init);
+    };
+    try {
+      const connected = await connectClient(http(server.url), {
+        timeoutMs: TIMEOUT,
+        fetch: plain,
+        transportFetch,
+      });
+      if (!connected.ok) throw new Error(`connect failed: ${connected.outcome.kind}`);
+      const during = viaTransport.length;
+      expect(during).to.be.greaterThan(0);
+      await connected.client.listTools();
+      await connected.client.ping();
+      const after = viaTransport.slice(during).filter((signal) => signal !== undefined);
+      expect(after.length).to.be.greaterThan(1);
+      // The transport's own signal, passed as it is: no per-request combination with the cleared deadline.
+      for (const signal of after) expect(signal).to.equal(after[0]);
+      expect(viaFetch).to.equal(0);
+      await connected.close();
     } finally {
       await server.close();
     }

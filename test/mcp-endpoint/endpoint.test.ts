@@ -126,6 +126,85 @@ describe("/mcp endpoint: MCP through the SDK's own client", () => {
     expect(text.status).to.equal(415);
   });
 
+  it("the SDK transport's own answers pass through: 406, 400 for a bad version or message, 202 for a notification", async () => {
+    const notAcceptable = await rpc(h, SECRET_A, listMessage(), { headers: { accept: "application/json" } });
+    expect(notAcceptable.status).to.equal(406);
+    expect((notAcceptable.json as { error: { code: number } }).error.code).to.equal(-32000);
+    expect(notAcceptable.headers["cache-control"]).to.equal("no-store");
+    const version = await rpc(h, SECRET_A, listMessage(), {
+      headers: { "mcp-protocol-version": "1999-01-01" },
+    });
+    expect(version.status).to.equal(400);
+    expect((version.json as { error: { message: string } }).error.message).to.match(/protocol version/);
+    const known = await rpc(h, SECRET_A, listMessage(), {
+      headers: { "mcp-protocol-version": "2025-06-18" },
+    });
+    expect(known.status).to.equal(200);
+    const notRpc = await rpc(h, SECRET_A, { hello: "world" });
+    expect(notRpc.status).to.equal(400);
+    expect((notRpc.json as { error: { code: number; message: string } }).error).to.deep.include({
+      code: -32700,
+      message: "Parse error: Invalid JSON-RPC message",
+    });
+    const notification = await rpc(h, SECRET_A, { jsonrpc: "2.0", method: "notifications/initialized" });
+    expect(notification.status).to.equal(202);
+    expect(notification.text).to.equal("");
+    expect(notification.headers["content-length"]).to.equal("0");
+    const answered = await rpc(h, SECRET_A, callMessage("echo", { text: "sized" }));
+    expect(answered.status).to.equal(200);
+    expect(answered.headers["content-length"]).to.equal(String(Buffer.byteLength(answered.text)));
+    expect(answered.headers["transfer-encoding"]).to.equal(undefined);
+  });
+
+  it("two keys sending the same JSON-RPC id at once each get only their own tools and results", async () => {
+    const same = (method: string, params: Record<string, unknown>) => ({
+      jsonrpc: "2.0",
+      id: 1,
+      method,
+      params,
+    });
+    const echo = (text: string) => same("tools/call", { name: "echo", arguments: { text } });
+    const list = same("tools/list", {});
+    // A's call stays in flight on its server while B's requests with the same id come and go.
+    const slow = rpc(h, SECRET_A, same("tools/call", { name: "slow", arguments: { ignoreSignal: true } }));
+    await h.registry.waitForSlow(1);
+    const rounds = await Promise.all(
+      Array.from({ length: 12 }, (_, n) =>
+        Promise.all([
+          rpc(h, SECRET_A, echo(`from-A-${n}`)),
+          rpc(h, SECRET_B, echo(`from-B-${n}`)),
+          rpc(h, SECRET_A, list),
+          rpc(h, SECRET_B, list),
+          rpc(h, SECRET_A, same("tools/call", { name: "vault__read", arguments: {} })),
+          rpc(h, SECRET_B, same("tools/call", { name: "vault__read", arguments: {} })),
+        ]),
+      ),
+    );
+    type Answer = {
+      id: unknown;
+      result: { content?: Array<{ text: string }>; tools?: Array<{ name: string }> };
+    };
+    rounds.forEach(([echoA, echoB, listA, listB, vaultA, vaultB], n) => {
+      for (const reply of [echoA, echoB, listA, listB, vaultA, vaultB]) {
+        expect(reply?.status).to.equal(200);
+        expect((reply?.json as Answer).id).to.equal(1);
+      }
+      expect((echoA?.json as Answer).result.content?.[0]?.text).to.equal(`from-A-${n}`);
+      expect((echoB?.json as Answer).result.content?.[0]?.text).to.equal(`from-B-${n}`);
+      expect((listA?.json as Answer).result.tools?.map((tool) => tool.name)).to.deep.equal([...KEY_A.tools]);
+      expect((listB?.json as Answer).result.tools?.map((tool) => tool.name)).to.deep.equal([...KEY_B.tools]);
+      expect((vaultA?.json as Answer).result).to.deep.include({ isError: true });
+      expect((vaultB?.json as Answer).result.content?.[0]?.text).to.equal("vault__read ran");
+    });
+    h.registry.releaseAll();
+    const slowReply = await slow;
+    expect((slowReply.json as Answer).id).to.equal(1);
+    expect((slowReply.json as Answer).result.content?.[0]?.text).to.equal("slow released");
+    // The registry was asked only with the key that sent each call.
+    const byKey = h.registry.calls.filter((call) => call.name === "vault__read");
+    expect(byKey.every((call) => call.keyId === "key-b")).to.equal(true);
+  });
+
   it("logs one line per request with key id and a known method, and no secret, argument or result", async () => {
     await rpc(h, WRONG_SECRET, listMessage());
     await rpc(h, SECRET_A, { jsonrpc: "2.0", id: 9, method: `custom/${SECRET_B}`, params: {} });
