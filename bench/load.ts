@@ -12,6 +12,8 @@ export interface LoadRequest {
   method: "GET" | "POST";
   headers: Record<string, string>;
   body?: Buffer | string | undefined;
+  /** Every response body must equal this; those that do not are counted in `mismatches`. */
+  expectBody?: string | undefined;
 }
 
 export interface LoadOptions {
@@ -104,6 +106,7 @@ export async function runLoad(req: LoadRequest, options: LoadOptions): Promise<L
         method: req.method,
         headers: req.headers,
         body: req.body,
+        ...(req.expectBody === undefined ? {} : { expectBody: req.expectBody }),
         connections: options.connections,
         duration: options.seconds,
         pipelining: 1,
