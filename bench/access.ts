@@ -19,7 +19,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 /** At most the endpoint's in-flight limit per key (8), so the run measures calls, not 429s. */
 const CONNECTIONS = Math.min(8, Number(process.env.BENCH_CONNECTIONS ?? 8));
 /** Direct and via /mcp are measured this many times, alternating; the median round's ratio is the figure. */
-const ROUNDS = Math.max(1, Math.round(Number(process.env.BENCH_ACCESS_ROUNDS ?? 3)));
+const ROUNDS = Math.max(1, Math.round(Number(process.env.BENCH_ACCESS_ROUNDS ?? 5)));
 /**
  * Each path is put under load this long before any round, the same for both. The gateway's path runs far
  * more code (an SDK server and client, undici, the access checks) than the echo server's, and it takes V8
