@@ -1,4 +1,4 @@
-import { request } from "node:http";
+import { type ClientRequest, request } from "node:http";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { expect } from "chai";
 import { resolveLimits } from "../../host-shim/mcp-endpoint/limits.js";
@@ -14,6 +14,26 @@ import {
   textOf,
 } from "./harness.js";
 import { SECRET_A, SECRET_B } from "./registry-double.js";
+
+/** A POST to /mcp with key A on its own socket, announcing `contentLength`; the test writes the body. */
+function rawCall(h: Harness, contentLength: number): ClientRequest {
+  const req = request({
+    host: "127.0.0.1",
+    port: Number(new URL(h.base).port),
+    path: "/mcp",
+    method: "POST",
+    agent: false,
+    headers: {
+      authorization: `Bearer ${SECRET_A}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "content-length": contentLength,
+    },
+  });
+  // The tests cut these connections off on purpose.
+  req.on("error", () => undefined);
+  return req;
+}
 
 describe("/mcp endpoint: limits and cancellation", () => {
   let h: Harness | undefined;
@@ -125,22 +145,8 @@ describe("/mcp endpoint: limits and cancellation", () => {
 
   it("a client that disconnects mid-call aborts the tool's signal, and is logged as 499", async () => {
     h = await startEndpoint();
-    const { port } = new URL(h.base);
     const body = JSON.stringify(callMessage("slow"));
-    const req = request({
-      host: "127.0.0.1",
-      port: Number(port),
-      path: "/mcp",
-      method: "POST",
-      agent: false,
-      headers: {
-        authorization: `Bearer ${SECRET_A}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "content-length": Buffer.byteLength(body),
-      },
-    });
-    req.on("error", () => undefined);
+    const req = rawCall(h, Buffer.byteLength(body));
     req.end(body);
     await h.registry.waitForSlow(1);
     const slow = h.registry.slowCalls[0];
@@ -170,21 +176,7 @@ describe("/mcp endpoint: limits and cancellation", () => {
 
   it("close() does not wait for a client that never finishes its upload", async () => {
     h = await startEndpoint();
-    const { port } = new URL(h.base);
-    const req = request({
-      host: "127.0.0.1",
-      port: Number(port),
-      path: "/mcp",
-      method: "POST",
-      agent: false,
-      headers: {
-        authorization: `Bearer ${SECRET_A}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "content-length": 1000,
-      },
-    });
-    req.on("error", () => undefined);
+    const req = rawCall(h, 1000);
     // The route's listener runs first; by the time this one runs the handler is reading the body.
     const arrived = new Promise((resolve) => h?.server.once("request", resolve));
     req.write('{"jsonrpc":"2.0",');
