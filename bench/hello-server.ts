@@ -5,6 +5,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { pino } from "pino";
+import { createLogDestination } from "../fixtures/gateway/log-destination.js";
 
 const BODY = Buffer.from("hello world\n");
 const args = process.argv.slice(2);
@@ -12,9 +13,8 @@ const args = process.argv.slice(2);
  * With --pino, one pino line per request, on a destination set up as the reference gateway's: the floor of
  * any route that logs each request, for the bench's reference row (the bare baseline never logs).
  */
-const logger = args.includes("--pino")
-  ? pino({}, pino.destination({ fd: 2, sync: false, minLength: 4096, periodicFlush: 250 }))
-  : null;
+const destination = args.includes("--pino") ? createLogDestination(2) : null;
+const logger = destination === null ? null : pino({}, destination);
 
 /** A request with `X-Bench-Close` is answered with `Connection: close`: the cost of a connection per request. */
 const server = createServer((req, res) => {
@@ -38,6 +38,7 @@ server.listen(port, "127.0.0.1", () => {
 });
 
 const stop = () => {
+  destination?.flushSync();
   server.close();
   server.closeAllConnections();
   process.exit(0);

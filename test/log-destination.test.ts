@@ -1,0 +1,121 @@
+import { execFileSync } from "node:child_process";
+import { constants, closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { expect } from "chai";
+import { pino } from "pino";
+import { createLogDestination } from "../fixtures/gateway/log-destination.js";
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Reads a non-blocking pipe until `done` holds (or about five seconds pass), letting retries run between. */
+async function drain(reader: number, done: (text: string) => boolean): Promise<string> {
+  let received = "";
+  const buffer = Buffer.alloc(64 * 1024);
+  for (let rounds = 0; rounds < 200 && !done(received); rounds++) {
+    try {
+      for (;;) {
+        const read = readSync(reader, buffer);
+        if (read === 0) break;
+        received += buffer.toString("utf8", 0, read);
+      }
+    } catch (error) {
+      expect((error as NodeJS.ErrnoException).code).to.equal("EAGAIN");
+    }
+    await sleep(25);
+  }
+  return received;
+}
+
+describe("the reference gateway's log destination", () => {
+  let dir: string;
+  const fds: number[] = [];
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "log-destination-"));
+  });
+  afterEach(() => {
+    for (const fd of fds.splice(0)) closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const open = (path: string, flags: number | string) => {
+    const fd = openSync(path, flags);
+    fds.push(fd);
+    return fd;
+  };
+
+  it("writes the lines of one turn after the turn, in order, and pino's lines whole", async () => {
+    const file = join(dir, "log");
+    const destination = createLogDestination(open(file, "w"));
+    const logger = pino({ base: null }, destination);
+    for (let i = 0; i < 5; i++) logger.info({ i }, "line");
+    expect(readFileSync(file, "utf8")).to.equal("");
+    await nextTurn();
+    const lines = readFileSync(file, "utf8").trimEnd().split("\n");
+    expect(lines.map((line) => (JSON.parse(line) as { i: number }).i)).to.deep.equal([0, 1, 2, 3, 4]);
+  });
+
+  it("writes at once when a turn gathers more than 64 KiB, and flushSync writes what waits", () => {
+    const file = join(dir, "log");
+    const destination = createLogDestination(open(file, "w"));
+    const line = `${"x".repeat(1023)}\n`;
+    for (let i = 0; i < 64; i++) destination.write(line);
+    expect(readFileSync(file, "utf8").length).to.equal(64 * 1024);
+    destination.write("last\n");
+    expect(readFileSync(file, "utf8").endsWith("last\n")).to.equal(false);
+    destination.flushSync();
+    expect(readFileSync(file, "utf8").endsWith(`${line}last\n`)).to.equal(true);
+  });
+
+  it("keeps what a full pipe refuses and writes it, in order, once the reader drains it", async () => {
+    const fifo = join(dir, "fifo");
+    execFileSync("mkfifo", [fifo]);
+    // Read-write and non-blocking: the pipe needs no other writer to open and answers EAGAIN when full.
+    const writer = open(fifo, constants.O_RDWR | constants.O_NONBLOCK);
+    const reader = open(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const destination = createLogDestination(writer);
+    const sent: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const line = `${String(i).padStart(6, "0")} ${"y".repeat(90)}\n`;
+      sent.push(line);
+      destination.write(line);
+      if (i % 100 === 99) await nextTurn();
+    }
+    await nextTurn();
+    const received = await drain(reader, (text) => text.length >= sent.join("").length);
+    expect(received).to.equal(sent.join(""));
+    expect(destination.dropped).to.equal(0);
+  });
+
+  it("drops lines past its limit while the pipe stays full, counts them, and delivers the rest whole", async () => {
+    const fifo = join(dir, "fifo");
+    execFileSync("mkfifo", [fifo]);
+    const writer = open(fifo, constants.O_RDWR | constants.O_NONBLOCK);
+    const reader = open(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const destination = createLogDestination(writer, { maxWaitingChars: 100_000 });
+    const line = `${"z".repeat(99)}\n`;
+    for (let i = 0; i < 3000; i++) {
+      destination.write(line);
+      if (i % 100 === 99) await nextTurn();
+    }
+    await nextTurn();
+    // The pipe holds about 64 KiB and 100,000 characters may wait: about 1,350 of the 3,000 lines are over.
+    expect(destination.dropped).to.be.within(1200, 1500);
+    const received = await drain(reader, (text) => text.length + destination.dropped * 100 >= 300_000);
+    expect(received.length + destination.dropped * line.length).to.equal(3000 * line.length);
+    expect(received).to.equal(line.repeat(received.length / line.length));
+  });
+
+  it("goes quiet instead of throwing when the file cannot be written", async () => {
+    const file = join(dir, "read-only");
+    execFileSync("touch", [file]);
+    const destination = createLogDestination(open(file, "r"));
+    const logger = pino({ base: null }, destination);
+    logger.info("lost");
+    await nextTurn();
+    expect(() => destination.flushSync()).not.to.throw();
+    logger.info("also lost");
+    await nextTurn();
+    expect(readFileSync(file, "utf8")).to.equal("");
+  });
+});
