@@ -46,8 +46,11 @@ export function loadCatalog(path: string): ReadonlyMap<string, CatalogEntry> {
     parsed = JSON.parse(readFileSync(path, "utf8"));
     assert(parsed, CatalogFile);
   } catch (error) {
-    const where = (error as { path?: unknown[] }).path?.join(".") ?? "";
-    throw new Error(`mcp-manage: the catalog ${path} is invalid${where ? ` at ${where}` : ""}`);
+    // A superstruct failure names the field as a path array; a file-system error's `path` is the file.
+    const fieldPath = (error as { path?: unknown }).path;
+    const where = Array.isArray(fieldPath) ? fieldPath.join(".") : "";
+    const reason = (error as { code?: unknown }).code === "ENOENT" ? " (no such file)" : "";
+    throw new Error(`mcp-manage: the catalog ${path} is invalid${where ? ` at ${where}` : ""}${reason}`);
   }
   const entries = new Map<string, CatalogEntry>();
   for (const entry of parsed.entries) {
