@@ -42,6 +42,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 /** Content types the route accepts: JSON only, so a cross-site form post cannot reach a method. */
 export function isJsonContentType(header: string | undefined): boolean {
   if (header === undefined) return false;
+  if (header === "application/json") return true;
   const [type, ...parameters] = header.split(";").map((part) => part.trim().toLowerCase());
   if (type !== "application/json") return false;
   return parameters.every((parameter) => parameter === "" || parameter === "charset=utf-8");

@@ -1,9 +1,18 @@
 import type { ServerResponse } from "node:http";
 import type { ErrorData } from "../plugin/errors.js";
 
-export type Frame =
+export type Frame = (
   | { status: 200; body: { result: unknown } }
-  | { status: number; body: { error: ErrorData } };
+  | { status: number; body: { error: ErrorData } }
+) & {
+  /** The body as sent, for frames made once and answered many times (see fixedFrame). */
+  readonly serialized?: Serialized;
+};
+
+interface Serialized {
+  payload: string;
+  headers: readonly string[];
+}
 
 export function resultFrame(result: unknown): Frame {
   return { status: 200, body: { result } };
@@ -11,6 +20,28 @@ export function resultFrame(result: unknown): Frame {
 
 export function errorFrame(status: number, code: ErrorData["code"], message: string): Frame {
   return { status, body: { error: { code, message } } };
+}
+
+/** A frame answered as is to many requests (the route's refusals): serialized once, frozen. */
+export function fixedFrame(status: number, code: ErrorData["code"], message: string): Frame {
+  const frame = errorFrame(status, code, message);
+  return Object.freeze({ ...frame, serialized: serialize(frame.body) });
+}
+
+function serialize(body: Frame["body"]): Serialized {
+  const payload = JSON.stringify(body);
+  // A flat name/value list: the cheapest form writeHead takes, which matters on a busy route.
+  const headers = Object.freeze([
+    "Content-Type",
+    "application/json; charset=utf-8",
+    "Content-Length",
+    String(Buffer.byteLength(payload)),
+    "Cache-Control",
+    "no-store",
+    "X-Content-Type-Options",
+    "nosniff",
+  ]);
+  return { payload, headers };
 }
 
 /**
@@ -24,20 +55,10 @@ export function writeFrame(
   options: { close?: boolean; allow?: string } = {},
 ): void {
   if (res.headersSent || res.writableEnded) return;
-  const payload = JSON.stringify(frame.body);
-  // A flat name/value list: the cheapest form writeHead takes, which matters on a busy route.
-  const headers = [
-    "Content-Type",
-    "application/json; charset=utf-8",
-    "Content-Length",
-    String(Buffer.byteLength(payload)),
-    "Cache-Control",
-    "no-store",
-    "X-Content-Type-Options",
-    "nosniff",
-  ];
-  if (options.allow !== undefined) headers.push("Allow", options.allow);
-  if (options.close === true) headers.push("Connection", "close");
-  res.writeHead(frame.status, headers);
+  const { payload, headers } = frame.serialized ?? serialize(frame.body);
+  const extra: string[] = [];
+  if (options.allow !== undefined) extra.push("Allow", options.allow);
+  if (options.close === true) extra.push("Connection", "close");
+  res.writeHead(frame.status, extra.length === 0 ? (headers as string[]) : [...headers, ...extra]);
   res.end(payload);
 }

@@ -6,19 +6,26 @@ import { drainAndLingerClose, mustCloseForUnreadBody, readBoundedBody } from "./
 import type { GatewayHost } from "./contract.js";
 import { type LocalInvoke, dispatch } from "./dispatch.js";
 import { isJsonContentType, parseEnvelope } from "./envelope.js";
-import { type Frame, errorFrame, writeFrame } from "./framing.js";
+import { type Frame, errorFrame, fixedFrame, writeFrame } from "./framing.js";
 import { passesOriginCheck } from "./origin.js";
 import type { DispatchFault } from "./pool.js";
 import { isSecureTransport } from "./transport.js";
 
 export const MANAGE_PATH = "/api/mcp/manage";
 
-const MESSAGES: Partial<Record<ErrorCode, string>> = {
-  SECURE_TRANSPORT_REQUIRED: "This route needs TLS or a loopback connection, from a page of this gateway.",
-  UNAUTHORIZED: "A valid gateway token is required.",
-  METHOD_NOT_ALLOWED: "This route answers POST only.",
-  TOO_LARGE: "The request body exceeds 256 KiB.",
+/** The refusals, serialized once: a refused request costs the route as little as it can. */
+const REFUSALS = {
+  SECURE_TRANSPORT_REQUIRED: refusal(
+    "SECURE_TRANSPORT_REQUIRED",
+    "This route needs TLS or a loopback connection, from a page of this gateway.",
+  ),
+  UNAUTHORIZED: refusal("UNAUTHORIZED", "A valid gateway token is required."),
+  METHOD_NOT_ALLOWED: refusal("METHOD_NOT_ALLOWED", "This route answers POST only."),
+  TOO_LARGE: refusal("TOO_LARGE", "The request body exceeds 256 KiB."),
 };
+const NOT_JSON = fixedFrame(400, "INVALID_PARAMS", "Content-Type must be application/json.");
+const CUT_SHORT = fixedFrame(400, "INVALID_PARAMS", "The request body was cut short.");
+const UNAVAILABLE = fixedFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE);
 
 interface RequestRecord {
   method: string | null;
@@ -46,7 +53,7 @@ export function createManageHandler(host: GatewayHost, invoke: LocalInvoke) {
     return answerFromBody(req, record)
       .catch((): Frame => {
         record.fault = "crash";
-        return errorFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE);
+        return UNAVAILABLE;
       })
       .then((frame) => respond(req, res, frame, record, started));
   };
@@ -76,24 +83,24 @@ export function createManageHandler(host: GatewayHost, invoke: LocalInvoke) {
   }
 
   function refuseBeforeBody(req: IncomingMessage): Frame | null {
-    if (!isSecureTransport(req.socket)) return routeError("SECURE_TRANSPORT_REQUIRED");
+    if (!isSecureTransport(req.socket)) return REFUSALS.SECURE_TRANSPORT_REQUIRED;
     if (!passesOriginCheck(single(req.headers.origin), req.headers.host, allowedHosts)) {
-      return routeError("SECURE_TRANSPORT_REQUIRED");
+      return REFUSALS.SECURE_TRANSPORT_REQUIRED;
     }
     if (!tokenMatches(presentedToken(req.headers, tokenHeader), host.getGatewayToken())) {
-      return routeError("UNAUTHORIZED");
+      return REFUSALS.UNAUTHORIZED;
     }
-    if (req.method !== "POST") return routeError("METHOD_NOT_ALLOWED");
+    if (req.method !== "POST") return REFUSALS.METHOD_NOT_ALLOWED;
     if (!isJsonContentType(req.headers["content-type"])) {
-      return errorFrame(400, "INVALID_PARAMS", "Content-Type must be application/json.");
+      return NOT_JSON;
     }
     return null;
   }
 
   async function answerFromBody(req: IncomingMessage, record: RequestRecord): Promise<Frame> {
     const body = await readBoundedBody(req);
-    if (body.kind === "too_large") return routeError("TOO_LARGE");
-    if (body.kind === "aborted") return errorFrame(400, "INVALID_PARAMS", "The request body was cut short.");
+    if (body.kind === "too_large") return REFUSALS.TOO_LARGE;
+    if (body.kind === "aborted") return CUT_SHORT;
     const parsed = parseEnvelope(body.body);
     if (!parsed.ok)
       return errorFrame(ERROR_TABLE[parsed.error.code].status, parsed.error.code, parsed.error.message);
@@ -105,8 +112,8 @@ export function createManageHandler(host: GatewayHost, invoke: LocalInvoke) {
   }
 }
 
-function routeError(code: keyof typeof MESSAGES & ErrorCode): Frame {
-  return errorFrame(ERROR_TABLE[code].status, code, MESSAGES[code] ?? code);
+function refusal(code: ErrorCode, message: string): Frame {
+  return fixedFrame(ERROR_TABLE[code].status, code, message);
 }
 
 function single(value: string | string[] | undefined): string | undefined {
