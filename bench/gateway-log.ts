@@ -22,17 +22,33 @@ export interface HandlerTimes {
 
 /** Reads the log between two offsets (taken before and after a run) and sums up its request lines. */
 export function handlerTimes(file: string, from: number, to: number): HandlerTimes | null {
-  if (to <= from) return null;
-  const buffer = Buffer.alloc(to - from);
+  return handlerTimesOver(file, [{ from, to }]);
+}
+
+/** The log's byte range written during one run. */
+export interface LogRange {
+  from: number;
+  to: number;
+}
+
+/** Like handlerTimes, over the request lines of several runs pooled (e.g. every round of a scenario). */
+export function handlerTimesOver(file: string, ranges: readonly LogRange[]): HandlerTimes | null {
+  if (ranges.every(({ from, to }) => to <= from)) return null;
+  const texts: string[] = [];
   const fd = openSync(file, "r");
   try {
-    readSync(fd, buffer, 0, buffer.length, from);
+    for (const { from, to } of ranges) {
+      if (to <= from) continue;
+      const buffer = Buffer.alloc(to - from);
+      readSync(fd, buffer, 0, buffer.length, from);
+      texts.push(buffer.toString("utf8"));
+    }
   } finally {
     closeSync(fd);
   }
   const durations: number[] = [];
   const byStatus: Record<string, number> = {};
-  for (const line of buffer.toString("utf8").split("\n")) {
+  for (const line of texts.join("\n").split("\n")) {
     if (!line.includes('"durationMs"')) continue;
     let entry: { durationMs?: unknown; status?: unknown };
     try {

@@ -1,21 +1,34 @@
 /**
  * `npm run bench`: a bare node:http baseline and the reference gateway, each in its own child process, put
- * under load by autocannon in this process; then the gateway's peak RSS under concurrent large uploads.
- * Prints the figures, PASS/FAIL per target, and writes bench/results.json. Exits 0 when a target fails
- * (the figures are the point) and 1 only when the bench itself could not run.
+ * under load by autocannon in this process; then the setup scenarios and the gateway's peak RSS under
+ * concurrent large uploads. Prints the figures, PASS/FAIL per target, and writes bench/results.json. Exits
+ * 0 when a target fails (the figures are the point) and 1 only when the bench itself could not run.
  *
- * Environment: BENCH_SECONDS (per scenario, default 5), BENCH_WARMUP_SECONDS (default 1),
- * BENCH_CONNECTIONS (default 10), BENCH_UPLOADS (default 64), BENCH_UPLOAD_MIB (default 10),
- * BENCH_ONLY (comma-separated scenario names; the baseline always runs), BENCH_SKIP_MEMORY=1,
- * BENCH_GATEWAY_NODE_ARGS (node flags for the gateway child, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"),
- * BENCH_QUIET_WAIT_SECONDS (before each measured run, wait up to this long for the machine to be quiet;
- * default 10, 0 = no wait), BENCH_RETRIES (runs again a scenario disturbed by other processes; default 1),
- * BENCH_GATEWAY_SCRIPT (another gateway entry taking the same flags), BENCH_KEEP_TMP=1 (keep the temp dir
- * with the gateway logs).
+ * Throughput is measured in paired, alternating rounds, as bench/access.ts does: the servers (hello-server,
+ * hello-server --pino, the gateway) start once and stay up, idle between runs; every scenario is warmed up
+ * once; then each round runs the baseline and every other scenario once, in scenarios.ts's order on even
+ * rounds and reversed on odd ones, so that the machine's drift (±20-30% over tens of seconds on a shared
+ * 2-core VM) cancels out. A scenario's ratio for a round is its req/s over the baseline's in that same
+ * round; the targets are judged on the median of those per-round ratios (min and max are printed too).
+ * Latency p50/p99 are the medians of the per-round p50/p99; every response of every run (warm-up too) and
+ * each round's probe must have the scenario's status, or the scenario is not OK.
+ *
+ * Environment: BENCH_ROUNDS (default 5), BENCH_SECONDS (per scenario per round, default 2),
+ * BENCH_WARMUP_SECONDS (per scenario, once, default 2), BENCH_CONNECTIONS (default 10),
+ * BENCH_ONLY (comma-separated scenario names; the baseline always runs), BENCH_QUIET_WAIT_SECONDS (before
+ * the warm-up and before each round, wait up to this long for the machine to be quiet; default 5, 0 = no
+ * wait), BENCH_RETRIES (a round during which other processes used more than 15% of a core is measured
+ * again, at most this many times in all; default 1), BENCH_GATEWAY_NODE_ARGS (node flags for the gateway
+ * child, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_GATEWAY_SCRIPT (another gateway entry taking
+ * the same flags), BENCH_KEEP_TMP=1 (keep the temp dir with the gateway logs). With the defaults the
+ * throughput part takes about 2 minutes.
  *
  * Then the setup scenarios (bench/setup-scenarios.ts), each on its own fresh gateway: setup-begin-review,
  * setup-oauth, connections-list-100 (BENCH_ONLY names them too; BENCH_SKIP_SETUP=1 skips them;
- * BENCH_SETUP_RUNS, default 60, at least 50; BENCH_OAUTH_RUNS, default 12, at least 10).
+ * BENCH_SETUP_RUNS, default 60, at least 50; BENCH_OAUTH_RUNS, default 12, at least 10;
+ * BENCH_SETUP_SECONDS, default 5, and BENCH_SETUP_WARMUP_SECONDS, default 1, for each connections.list
+ * load run). Then the memory test (BENCH_SKIP_MEMORY=1 skips it; BENCH_UPLOADS, default 64,
+ * BENCH_UPLOAD_MIB, default 10).
  */
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,24 +36,26 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { type Child, installCleanup, registerTempDir, spawnServer, stopAll } from "./children.js";
-import { handlerTimes, logSize } from "./gateway-log.js";
-import { type LoadResult, probe, runLoad } from "./load.js";
+import { handlerTimesOver, logSize } from "./gateway-log.js";
+import { type LoadRequest, type ProbeResult, probe, round, runLoad } from "./load.js";
 import { type MemoryResult, runMemoryTest } from "./memory.js";
 import { waitForQuiet } from "./quiet.js";
 import {
   DISTURBED_PERCENT,
   MAX_RSS_GROWTH_MIB,
-  type ScenarioReport,
-  chooseBaseline,
+  type Round,
+  type RoundRun,
   environment,
   evaluateTargets,
   printMemory,
   printScenarios,
   printTargets,
+  roundsForResults,
   statusOk,
-  withRatios,
+  summarize,
   writeResults,
 } from "./report.js";
+import { roundOrder, roundOrderName } from "./rounds.js";
 import { SCENARIOS, type Scenario, type ScenarioContext } from "./scenarios.js";
 import {
   SETUP_SCENARIOS,
@@ -55,6 +70,8 @@ const HELLO_SCRIPT = fileURLToPath(new URL("./hello-server.js", import.meta.url)
 const GATEWAY_SCRIPT =
   process.env.BENCH_GATEWAY_SCRIPT ?? fileURLToPath(new URL("../fixtures/gateway/main.js", import.meta.url));
 const RESULTS_FILE = fileURLToPath(new URL("../../bench/results.json", import.meta.url));
+/** Between two runs: lets the previous server go idle and the gateway's log lines of the run reach the file. */
+const PAUSE_MS = 200;
 
 function envNumber(name: string, fallback: number, zeroAllowed = false): number {
   const text = process.env[name];
@@ -67,8 +84,12 @@ function envNumber(name: string, fallback: number, zeroAllowed = false): number 
 }
 
 const config = {
-  seconds: envNumber("BENCH_SECONDS", 5),
-  warmupSeconds: envNumber("BENCH_WARMUP_SECONDS", 1),
+  /** Paired rounds: each runs the baseline and every other scenario once. */
+  rounds: Math.max(1, Math.round(envNumber("BENCH_ROUNDS", 5))),
+  /** Seconds per scenario per round. */
+  seconds: envNumber("BENCH_SECONDS", 2),
+  /** Seconds of load per scenario, once, before the first round. */
+  warmupSeconds: envNumber("BENCH_WARMUP_SECONDS", 2),
   connections: Math.round(envNumber("BENCH_CONNECTIONS", 10)),
   uploads: Math.round(envNumber("BENCH_UPLOADS", 64)),
   uploadBytes: Math.round(envNumber("BENCH_UPLOAD_MIB", 10) * 1024 * 1024),
@@ -79,9 +100,12 @@ const config = {
   skipSetup: process.env.BENCH_SKIP_SETUP === "1",
   setupRuns: Math.round(envNumber("BENCH_SETUP_RUNS", 60)),
   oauthRuns: Math.round(envNumber("BENCH_OAUTH_RUNS", 12)),
-  /** Before each measured run, wait up to this long for the machine to be quiet (0: don't wait). */
-  quietWaitSeconds: envNumber("BENCH_QUIET_WAIT_SECONDS", 10, true),
-  /** Measure a scenario again (this many times at most) when other processes disturbed its run. */
+  /** Each connections.list load run of the setup scenarios, and its warm-up (as before the rounds). */
+  setupSeconds: envNumber("BENCH_SETUP_SECONDS", 5),
+  setupWarmupSeconds: envNumber("BENCH_SETUP_WARMUP_SECONDS", 1),
+  /** Before the warm-up and each round, wait up to this long for the machine to be quiet (0: don't wait). */
+  quietWaitSeconds: envNumber("BENCH_QUIET_WAIT_SECONDS", 5, true),
+  /** Rounds disturbed by other processes measured again, at most this many in all. */
   retries: Math.round(envNumber("BENCH_RETRIES", 1, true)),
   gatewayNodeArgs: (process.env.BENCH_GATEWAY_NODE_ARGS ?? "").split(" ").filter((arg) => arg.length > 0),
 };
@@ -106,60 +130,95 @@ async function startGateway(
   return { child, token, log };
 }
 
-async function runScenario(scenario: Scenario, ctx: ScenarioContext, server: Child, log: string | null) {
-  const request = scenario.build(ctx);
+async function startHello(dir: string, logged: boolean): Promise<Child> {
+  const child = await spawnServer({
+    name: logged ? "hello-server --pino" : "hello-server",
+    script: HELLO_SCRIPT,
+    args: ["--exit-with-stdin", ...(logged ? ["--pino"] : [])],
+    stdinPipe: true,
+    ...(logged ? { stderrFile: join(dir, "hello-pino.log") } : {}),
+  });
+  say(`${child.name}: pid ${child.pid} at ${child.url}`);
+  return child;
+}
+
+/** A scenario ready to run: its request, the server it loads, and that server's log (the gateway's). */
+interface Prepared {
+  scenario: Scenario;
+  request: LoadRequest;
+  server: Child;
+  log: string | null;
+}
+
+/** One measured run of a scenario in a round: a probe, then the load, then a pause for the log to settle. */
+async function measure(prepared: Prepared): Promise<RoundRun> {
+  const { scenario, request, server, log } = prepared;
   const probed = await probe(request);
-  if (probed.status !== scenario.expectStatus) {
+  const from = log === null ? 0 : logSize(log);
+  const result = await runLoad(request, {
+    connections: config.connections,
+    seconds: config.seconds,
+    serverPid: server.pid,
+  });
+  await sleep(PAUSE_MS);
+  const ok = statusOk(result, scenario.expectStatus) && probed.status === scenario.expectStatus;
+  if (!ok) {
     say(
-      `WARNING ${scenario.name}: probe answered ${probed.status}, expected ${scenario.expectStatus}: ${probed.body}`,
+      `WARNING ${scenario.name}: statuses ${JSON.stringify(result.statusCodes)}, probe ${probed.status}, ` +
+        `expected ${scenario.expectStatus}`,
     );
   }
-  let attempt = 0;
-  let logFrom = 0;
-  let result: LoadResult;
-  for (;;) {
-    attempt++;
-    const quiet = await waitForQuiet(config.quietWaitSeconds * 1000);
-    say(
-      `${scenario.name}: attempt ${attempt}${quiet ? " (machine quiet)" : ""}: warm-up ${config.warmupSeconds} s, ` +
-        `then ${config.seconds} s x ${config.connections} connections`,
-    );
-    await runLoad(request, {
-      connections: config.connections,
-      seconds: config.warmupSeconds,
-      serverPid: server.pid,
-    });
-    await sleep(200);
-    logFrom = log === null ? 0 : logSize(log);
-    result = await runLoad(request, {
-      connections: config.connections,
-      seconds: config.seconds,
-      serverPid: server.pid,
-    });
-    if (result.cpu.otherPercent <= DISTURBED_PERCENT || attempt > config.retries) break;
-    say(
-      `${scenario.name}: other processes used ${result.cpu.otherPercent}% of a core during the run: measuring again`,
-    );
-  }
-  await sleep(300); // pino writes asynchronously
-  const report: ScenarioReport = {
-    name: scenario.name,
-    description: scenario.description,
-    server: scenario.server,
-    isBaseline: scenario.isBaseline === true,
-    expectStatus: scenario.expectStatus,
+  return {
     probe: probed,
-    statusOk: statusOk(result, scenario.expectStatus),
+    statusOk: ok,
     result,
-    ratios: { reqPerSec: null, p50: null, p99: null },
-    attempts: attempt,
-    handler: log === null ? null : handlerTimes(log, logFrom, logSize(log)),
+    logRange: log === null ? null : { from, to: logSize(log) },
   };
-  say(
-    `${scenario.name}: ${result.reqPerSecMean} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, ` +
-      `errors ${result.errors}, timeouts ${result.timeouts}, statuses ${JSON.stringify(result.statusCodes)}`,
-  );
-  return report;
+}
+
+async function runRounds(prepared: readonly Prepared[], baselineName: string): Promise<Round[]> {
+  const rounds: Round[] = [];
+  let retriesLeft = config.retries;
+  for (let counted = 0; counted < config.rounds; ) {
+    const order = roundOrder(prepared, counted);
+    const machineQuiet = await waitForQuiet(config.quietWaitSeconds * 1000);
+    say(
+      `round ${counted + 1}/${config.rounds} (${roundOrderName(counted)}${machineQuiet ? ", machine quiet" : ""}): ` +
+        `${order.length} scenarios x ${config.seconds} s x ${config.connections} connections`,
+    );
+    const runs: Record<string, RoundRun> = {};
+    for (const each of order) runs[each.scenario.name] = await measure(each);
+    const disturbed = Object.values(runs).some((run) => run.result.cpu.otherPercent > DISTURBED_PERCENT);
+    const replace = disturbed && retriesLeft > 0;
+    rounds.push({
+      index: rounds.length,
+      order: roundOrderName(counted),
+      machineQuiet,
+      disturbed,
+      counted: !replace,
+      runs,
+    });
+    const base = runs[baselineName]?.result.reqPerSecMean ?? 0;
+    say(
+      `  ${order
+        .map(({ scenario }) => {
+          const rate = runs[scenario.name]?.result.reqPerSecMean ?? 0;
+          const ratio = scenario.name === baselineName || base <= 0 ? "" : ` (${round(rate / base, 3)})`;
+          return `${scenario.name} ${Math.round(rate)}${ratio}`;
+        })
+        .join(", ")}`,
+    );
+    if (replace) {
+      retriesLeft--;
+      say(
+        `  other processes used > ${DISTURBED_PERCENT}% of a core during this round: measuring it again ` +
+          `(${retriesLeft} more ${retriesLeft === 1 ? "retry" : "retries"} left)`,
+      );
+    } else {
+      counted++;
+    }
+  }
+  return rounds;
 }
 
 async function main(): Promise<void> {
@@ -178,42 +237,81 @@ async function main(): Promise<void> {
     (scenario) =>
       scenario.isBaseline === true || config.only === undefined || config.only.includes(scenario.name),
   );
-  // The baseline sends a token of the gateway's token length; the gateway's own replaces it once known.
+  const baseline = scenarios.find((scenario) => scenario.isBaseline === true);
+  if (baseline === undefined) throw new Error("scenarios.ts has no baseline row");
+  const throughputStart = Date.now();
+
+  // Every server starts once and stays up; an idle one uses no CPU, so the one under load has the machine
+  // to itself apart from the client.
+  const needs = (server: Scenario["server"]) => scenarios.some((scenario) => scenario.server === server);
+  const hello = await startHello(dir, false);
+  const logged = needs("baseline-logged") ? await startHello(dir, true) : null;
+  const gateway = needs("gateway") ? await startGateway(dir, "gateway") : null;
+  // The baseline sends a token of the gateway's token length (the gateway's own, when it runs).
   const ctx: ScenarioContext = {
-    baselineUrl: "",
-    loggedBaselineUrl: "",
-    gatewayUrl: "",
-    token: "x".repeat(43),
+    baselineUrl: hello.url,
+    loggedBaselineUrl: logged?.url ?? "",
+    gatewayUrl: gateway?.child.url ?? "",
+    token: gateway?.token ?? "x".repeat(43),
   };
-  const reports: ScenarioReport[] = [];
-  let current = null as { server: Scenario["server"]; child: Child; log: string | null } | null;
-  for (const scenario of scenarios) {
-    // One server at a time, so the one under test has the machine to itself apart from the client.
-    if (current?.server !== scenario.server) {
-      await current?.child.stop();
-      if (scenario.server === "baseline" || scenario.server === "baseline-logged") {
-        const logged = scenario.server === "baseline-logged";
-        const child = await spawnServer({
-          name: logged ? "hello-server --pino" : "hello-server",
-          script: HELLO_SCRIPT,
-          args: ["--exit-with-stdin", ...(logged ? ["--pino"] : [])],
-          stdinPipe: true,
-          ...(logged ? { stderrFile: join(dir, "hello-pino.log") } : {}),
-        });
-        say(`${child.name}: pid ${child.pid} at ${child.url}`);
-        if (logged) ctx.loggedBaselineUrl = child.url;
-        else ctx.baselineUrl = child.url;
-        current = { server: scenario.server, child, log: null };
-      } else {
-        const gateway = await startGateway(dir, "gateway");
-        ctx.gatewayUrl = gateway.child.url;
-        ctx.token = gateway.token;
-        current = { server: "gateway", child: gateway.child, log: gateway.log };
-      }
+  const prepared: Prepared[] = scenarios.map((scenario) => {
+    const server =
+      scenario.server === "baseline"
+        ? hello
+        : scenario.server === "baseline-logged"
+          ? logged
+          : gateway?.child;
+    if (server === null || server === undefined)
+      throw new Error(`${scenario.name}: its server did not start`);
+    return {
+      scenario,
+      request: scenario.build(ctx),
+      server,
+      log: scenario.server === "gateway" ? (gateway?.log ?? null) : null,
+    };
+  });
+
+  const probes: Record<string, ProbeResult> = {};
+  const warmupOk: Record<string, boolean> = {};
+  const machineQuiet = await waitForQuiet(config.quietWaitSeconds * 1000);
+  say(
+    `warm-up${machineQuiet ? " (machine quiet)" : ""}: ${prepared.length} scenarios x ${config.warmupSeconds} s ` +
+      `x ${config.connections} connections, then ${config.rounds} alternating rounds of ${config.seconds} s each`,
+  );
+  for (const { scenario, request, server } of prepared) {
+    const probed = await probe(request);
+    probes[scenario.name] = probed;
+    if (probed.status !== scenario.expectStatus) {
+      say(
+        `WARNING ${scenario.name}: probe answered ${probed.status}, expected ${scenario.expectStatus}: ${probed.body}`,
+      );
     }
-    reports.push(await runScenario(scenario, ctx, current.child, current.log));
+    const warm = await runLoad(request, {
+      connections: config.connections,
+      seconds: config.warmupSeconds,
+      serverPid: server.pid,
+    });
+    warmupOk[scenario.name] = statusOk(warm, scenario.expectStatus);
+    if (warmupOk[scenario.name] !== true) {
+      say(
+        `WARNING ${scenario.name}: warm-up statuses ${JSON.stringify(warm.statusCodes)}, expected ${scenario.expectStatus}`,
+      );
+    }
+    say(`  ${scenario.name}: warm-up ${Math.round(warm.reqPerSecMean)} req/s`);
+    await sleep(PAUSE_MS);
   }
-  await current?.child.stop();
+
+  const rounds = await runRounds(prepared, baseline.name);
+  await Promise.all([hello.stop(), logged?.stop(), gateway?.child.stop()]);
+  const throughputSeconds = round((Date.now() - throughputStart) / 1000, 1);
+  say(`throughput part: ${throughputSeconds} s`);
+  const reports = summarize({
+    scenarios,
+    probes,
+    warmupOk,
+    rounds,
+    handler: (_name, ranges) => (gateway === null ? null : handlerTimesOver(gateway.log, ranges)),
+  });
 
   let setup: SetupBenchResult | null = null;
   const setupNames = SETUP_SCENARIOS.filter(
@@ -224,8 +322,8 @@ async function main(): Promise<void> {
       only: config.only,
       beginRuns: config.setupRuns,
       oauthRuns: config.oauthRuns,
-      seconds: config.seconds,
-      warmupSeconds: config.warmupSeconds,
+      seconds: config.setupSeconds,
+      warmupSeconds: config.setupWarmupSeconds,
       connections: config.connections,
       startGateway: (label) => startGateway(dir, label),
       say,
@@ -250,28 +348,32 @@ async function main(): Promise<void> {
     await gateway.child.stop();
   }
 
-  withRatios(reports);
-  const ratioBaseline = chooseBaseline(reports);
   const targets = [...evaluateTargets(scenarios, reports, memory), ...setupTargets(setup)];
+  const counted = rounds.filter((each) => each.counted).length;
+  say(
+    `\nthroughput: ${counted} paired rounds of ${config.seconds} s per scenario (order alternating), after a ` +
+      `${config.warmupSeconds} s warm-up of each${rounds.length > counted ? `; ${rounds.length - counted} disturbed round(s) measured again` : ""}`,
+  );
   printScenarios(reports);
   if (memory !== null) printMemory(memory);
   if (setup !== null) printSetup(setup, say);
-  if (ratioBaseline !== undefined) {
-    say(
-      `\nratios against the ${ratioBaseline.name} run (${ratioBaseline.result.reqPerSecMean} req/s, other processes ` +
-        `${ratioBaseline.result.cpu.otherPercent}% of a core)`,
-    );
-  }
   printTargets(targets);
   say(
-    "\nlatencies are per response, from the request's write to the response's end (exact, not autocannon's 1 ms " +
-      "buckets); ratios are scenario / baseline.",
+    "\nreq/s: the median over the rounds; x base: the median of the per-round ratios (a scenario's req/s over " +
+      "the baseline's req/s in the same round), min and max: the lowest and highest per-round ratio. " +
+      "p50/p99: the median over the rounds of each round's p50/p99 (not pooled), per response, from the " +
+      "request's write to the response's end (exact, not autocannon's 1 ms buckets); their x base: the median " +
+      "of the per-round latency ratios. other%: the highest of any round.",
   );
   writeResults(RESULTS_FILE, {
     environment: env,
     config: { ...config, rssGrowthLimitMiB: MAX_RSS_GROWTH_MIB },
-    ratioBaseline: ratioBaseline?.name ?? null,
+    method:
+      "paired alternating rounds: ratio = median over counted rounds of (scenario req/s / baseline req/s of the same round); latency = median of per-round p50/p99",
+    baseline: baseline.name,
+    throughputSeconds,
     scenarios: reports,
+    rounds: roundsForResults(rounds, baseline.name),
     memory,
     setup,
     targets,
