@@ -48,7 +48,39 @@ export function isJsonContentType(header: string | undefined): boolean {
   return parameters.every((parameter) => parameter === "" || parameter === "charset=utf-8");
 }
 
+/**
+ * Apps poll with the same few bodies (`{"method":"mcp.capabilities"}` and the like), and the envelope of
+ * a body depends on its bytes alone: the outcome of a small body with no params is kept, keyed by those
+ * exact bytes, so a repeated poll skips the parse and the validation. Each answer gets its own params
+ * object. The memo is bounded and simply starts over when full.
+ */
+const MEMO_MAX_BODY_BYTES = 512;
+const MEMO_MAX_ENTRIES = 256;
+const memo = new Map<string, { method: MethodName; profile: string | null }>();
+
+/** How many bodies the memo holds (for tests of its bound). */
+export function envelopeMemoSize(): number {
+  return memo.size;
+}
+
 export function parseEnvelope(body: Buffer): EnvelopeOutcome {
+  // latin1 maps each byte to one character: two bodies share a key only when their bytes are equal.
+  const key = body.length <= MEMO_MAX_BODY_BYTES ? body.toString("latin1") : null;
+  if (key !== null) {
+    const known = memo.get(key);
+    if (known !== undefined) {
+      return { ok: true, envelope: { method: known.method, params: {}, profile: known.profile } };
+    }
+  }
+  const outcome = parseAndValidate(body);
+  if (key !== null && outcome.ok && Object.keys(outcome.envelope.params).length === 0) {
+    if (memo.size >= MEMO_MAX_ENTRIES) memo.clear();
+    memo.set(key, { method: outcome.envelope.method, profile: outcome.envelope.profile });
+  }
+  return outcome;
+}
+
+function parseAndValidate(body: Buffer): EnvelopeOutcome {
   let parsed: unknown;
   try {
     parsed = JSON.parse(utf8.decode(body));
