@@ -22,16 +22,38 @@ export function errorFrame(status: number, code: ErrorData["code"], message: str
   return { status, body: { error: { code, message } } };
 }
 
+/**
+ * A 200 frame from a result's JSON text (as a worker sends it): sent as is, parsed only if someone reads
+ * `body` (the gateway-method path does; the route does not).
+ */
+export function jsonResultFrame(json: string): Frame {
+  const payload = `{"result":${json}}`;
+  let body: { result: unknown } | undefined;
+  return {
+    status: 200,
+    get body() {
+      body ??= { result: JSON.parse(json) as unknown };
+      return body;
+    },
+    serialized: { payload, headers: headersFor(payload) },
+  };
+}
+
 /** A frame answered as is to many requests (the route's refusals): serialized once, frozen. */
 export function fixedFrame(status: number, code: ErrorData["code"], message: string): Frame {
   const frame = errorFrame(status, code, message);
-  return Object.freeze({ ...frame, serialized: serialize(frame.body) });
+  const { payload, headers } = serialize(frame.body);
+  return Object.freeze({ ...frame, serialized: Object.freeze({ payload, headers: Object.freeze(headers) }) });
 }
 
 function serialize(body: Frame["body"]): Serialized {
   const payload = JSON.stringify(body);
-  // A flat name/value list: the cheapest form writeHead takes, which matters on a busy route.
-  const headers = Object.freeze([
+  return { payload, headers: headersFor(payload) };
+}
+
+/** A flat name/value list: the cheapest form writeHead takes, which matters on a busy route. */
+function headersFor(payload: string): readonly string[] {
+  return [
     "Content-Type",
     "application/json; charset=utf-8",
     "Content-Length",
@@ -40,8 +62,7 @@ function serialize(body: Frame["body"]): Serialized {
     "no-store",
     "X-Content-Type-Options",
     "nosniff",
-  ]);
-  return { payload, headers };
+  ];
 }
 
 /**

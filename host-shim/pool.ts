@@ -9,7 +9,7 @@ import {
   type SingleTask,
   isRuntimeConnect,
 } from "../plugin/task.js";
-import { type Frame, errorFrame, resultFrame } from "./framing.js";
+import { type Frame, errorFrame, jsonResultFrame } from "./framing.js";
 import type { PluginOptions } from "./options.js";
 import type { ProfileRuntime } from "./runtime.js";
 
@@ -224,7 +224,11 @@ function isWellFormed(outcome: unknown): outcome is MethodTaskResult {
 /** A worker's answer, believed only when well formed: anything else is 503 with the fault `bad_result`. */
 function runOf(outcome: unknown): MethodRun {
   if (!isWellFormed(outcome)) return unavailable("bad_result");
-  if (outcome.ok) return { frame: resultFrame(outcome.result), fault: null };
+  if (outcome.ok) {
+    return typeof outcome.json === "string"
+      ? { frame: jsonResultFrame(outcome.json), fault: null }
+      : unavailable("bad_result");
+  }
   if (!outcome.expected) return { frame: errorFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE), fault: null };
   return { frame: errorFrame(400, outcome.error.code, outcome.error.message), fault: null };
 }

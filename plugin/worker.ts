@@ -52,7 +52,8 @@ async function runOne(
       described,
       now: Date.now,
     });
-    return { ok: true, result };
+    // A method returning nothing answers null, so the body is still {"result": …}.
+    return { ok: true, json: JSON.stringify(result ?? null) };
   } catch (error) {
     const { data, expected } = toErrorData(error);
     return { ok: false, error: data, expected };
