@@ -8,7 +8,9 @@
  * hello-server --pino, the gateway) start once and stay up, idle between runs; every scenario is warmed up
  * once; then each round runs the baseline and every other scenario once, in scenarios.ts's order on even
  * rounds and reversed on odd ones, so that the machine's drift (±20-30% over tens of seconds on a shared
- * 2-core VM) cancels out. A scenario's ratio for a round is its req/s over the baseline's in that same
+ * 2-core VM) cancels out. Scenarios that disturb what runs after them (a connection per request, 1 MiB
+ * uploads: `disturbs` in scenarios.ts) are warmed up and measured afterwards, in as many rounds of their
+ * own with the baseline. A scenario's ratio for a round is its req/s over the baseline's in that same
  * round; the targets are judged on the median of those per-round ratios (min and max are printed too).
  * Latency p50/p99 are the medians of the per-round p50/p99; every response of every run (warm-up too) and
  * each round's probe must have the scenario's status, or the scenario is not OK.
@@ -21,7 +23,7 @@
  * again, at most this many times in all; default 1), BENCH_GATEWAY_NODE_ARGS (node flags for the gateway
  * child, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_GATEWAY_SCRIPT (another gateway entry taking
  * the same flags), BENCH_KEEP_TMP=1 (keep the temp dir with the gateway logs). With the defaults the
- * throughput part takes about 2 minutes.
+ * throughput part takes about 2.5 minutes.
  *
  * Then the setup scenarios (bench/setup-scenarios.ts), each on its own fresh gateway: setup-begin-review,
  * setup-oauth, connections-list-100 (BENCH_ONLY names them too; BENCH_SKIP_SETUP=1 skips them;
@@ -176,7 +178,47 @@ async function measure(prepared: Prepared): Promise<RoundRun> {
   };
 }
 
-async function runRounds(prepared: readonly Prepared[], baselineName: string): Promise<Round[]> {
+/** Probes each scenario and loads it for the warm-up time; a wrong status is reported, and marks the scenario. */
+async function warmUp(
+  prepared: readonly Prepared[],
+  probes: Record<string, ProbeResult>,
+  warmupOk: Record<string, boolean>,
+): Promise<void> {
+  const machineQuiet = await waitForQuiet(config.quietWaitSeconds * 1000);
+  say(
+    `warm-up${machineQuiet ? " (machine quiet)" : ""}: ${prepared.map(({ scenario }) => scenario.name).join(", ")}, ` +
+      `${config.warmupSeconds} s each x ${config.connections} connections, then ${config.rounds} alternating rounds ` +
+      `of ${config.seconds} s each`,
+  );
+  for (const { scenario, request, server } of prepared) {
+    const probed = await probe(request);
+    probes[scenario.name] = probed;
+    if (probed.status !== scenario.expectStatus) {
+      say(
+        `WARNING ${scenario.name}: probe answered ${probed.status}, expected ${scenario.expectStatus}: ${probed.body}`,
+      );
+    }
+    const warm = await runLoad(request, {
+      connections: config.connections,
+      seconds: config.warmupSeconds,
+      serverPid: server.pid,
+    });
+    warmupOk[scenario.name] = statusOk(warm, scenario.expectStatus) && warmupOk[scenario.name] !== false;
+    if (!statusOk(warm, scenario.expectStatus)) {
+      say(
+        `WARNING ${scenario.name}: warm-up statuses ${JSON.stringify(warm.statusCodes)}, expected ${scenario.expectStatus}`,
+      );
+    }
+    say(`  ${scenario.name}: warm-up ${Math.round(warm.reqPerSecMean)} req/s`);
+    await sleep(PAUSE_MS);
+  }
+}
+
+async function runRounds(
+  prepared: readonly Prepared[],
+  baselineName: string,
+  firstIndex: number,
+): Promise<Round[]> {
   const rounds: Round[] = [];
   let retriesLeft = config.retries;
   for (let counted = 0; counted < config.rounds; ) {
@@ -191,7 +233,7 @@ async function runRounds(prepared: readonly Prepared[], baselineName: string): P
     const disturbed = Object.values(runs).some((run) => run.result.cpu.otherPercent > DISTURBED_PERCENT);
     const replace = disturbed && retriesLeft > 0;
     rounds.push({
-      index: rounds.length,
+      index: firstIndex + rounds.length,
       order: roundOrderName(counted),
       machineQuiet,
       disturbed,
@@ -273,35 +315,17 @@ async function main(): Promise<void> {
 
   const probes: Record<string, ProbeResult> = {};
   const warmupOk: Record<string, boolean> = {};
-  const machineQuiet = await waitForQuiet(config.quietWaitSeconds * 1000);
-  say(
-    `warm-up${machineQuiet ? " (machine quiet)" : ""}: ${prepared.length} scenarios x ${config.warmupSeconds} s ` +
-      `x ${config.connections} connections, then ${config.rounds} alternating rounds of ${config.seconds} s each`,
+  // Scenarios that disturb what follows them get rounds of their own, after everyone else's.
+  const calm = prepared.filter(({ scenario }) => scenario.disturbs !== true);
+  const disturbing = prepared.filter(
+    ({ scenario }) => scenario.disturbs === true || scenario.isBaseline === true,
   );
-  for (const { scenario, request, server } of prepared) {
-    const probed = await probe(request);
-    probes[scenario.name] = probed;
-    if (probed.status !== scenario.expectStatus) {
-      say(
-        `WARNING ${scenario.name}: probe answered ${probed.status}, expected ${scenario.expectStatus}: ${probed.body}`,
-      );
-    }
-    const warm = await runLoad(request, {
-      connections: config.connections,
-      seconds: config.warmupSeconds,
-      serverPid: server.pid,
-    });
-    warmupOk[scenario.name] = statusOk(warm, scenario.expectStatus);
-    if (warmupOk[scenario.name] !== true) {
-      say(
-        `WARNING ${scenario.name}: warm-up statuses ${JSON.stringify(warm.statusCodes)}, expected ${scenario.expectStatus}`,
-      );
-    }
-    say(`  ${scenario.name}: warm-up ${Math.round(warm.reqPerSecMean)} req/s`);
-    await sleep(PAUSE_MS);
+  await warmUp(calm, probes, warmupOk);
+  const rounds = await runRounds(calm, baseline.name, 0);
+  if (disturbing.length > 1) {
+    await warmUp(disturbing, probes, warmupOk);
+    rounds.push(...(await runRounds(disturbing, baseline.name, rounds.length)));
   }
-
-  const rounds = await runRounds(prepared, baseline.name);
   await Promise.all([hello.stop(), logged?.stop(), gateway?.child.stop()]);
   const throughputSeconds = round((Date.now() - throughputStart) / 1000, 1);
   say(`throughput part: ${throughputSeconds} s`);
@@ -351,7 +375,8 @@ async function main(): Promise<void> {
   const targets = [...evaluateTargets(scenarios, reports, memory), ...setupTargets(setup)];
   const counted = rounds.filter((each) => each.counted).length;
   say(
-    `\nthroughput: ${counted} paired rounds of ${config.seconds} s per scenario (order alternating), after a ` +
+    `\nthroughput: ${counted} paired rounds of ${config.seconds} s per scenario (order alternating; the scenarios ` +
+      "that disturb others in rounds of their own, after the rest), after a " +
       `${config.warmupSeconds} s warm-up of each${rounds.length > counted ? `; ${rounds.length - counted} disturbed round(s) measured again` : ""}`,
   );
   printScenarios(reports);
