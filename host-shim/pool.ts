@@ -69,7 +69,8 @@ export class MethodPool {
       resourceLimits: { maxOldGenerationSizeMb: options.maxOldGenerationSizeMb },
       recordTiming: false,
       // Workers wait on their message port rather than in Atomics.wait: a task is then one wake-up instead
-      // of a postMessage plus a futex notify. Capabilities went from 0.416-0.443 to 0.467-0.492 x hello world (two paired runs).
+      // of a postMessage plus a futex notify. Capabilities went from 0.416-0.443 to 0.467-0.492 x hello
+      // world in two paired runs.
       atomics: "disabled",
     });
     // A worker that dies is reported per task; the pool-level event must not crash the gateway.
@@ -84,8 +85,8 @@ export class MethodPool {
   /**
    * Tasks' deadlines, by the sweeper tick they fall in: the tasks of one tick share an AbortController,
    * aborted once that tick has passed. One timer checks them all. A controller per task cost a busy route
-   * 3-5% of its throughput (measured on capabilities); this way a task is
-   * still never aborted before its deadline, and at most one tick after it, as with a controller each.
+   * 3-5% of its throughput (measured on capabilities); this way a task is still never aborted before its
+   * deadline, and at most one tick after it, as with a controller each.
    */
   private readonly deadlines = new Map<number, AbortController>();
   private readonly tickMs: number;
