@@ -376,8 +376,7 @@ async function main(): Promise<void> {
   const counted = rounds.filter((each) => each.counted).length;
   say(
     `\nthroughput: ${counted} paired rounds of ${config.seconds} s per scenario (order alternating; the scenarios ` +
-      "that disturb others in rounds of their own, after the rest), after a " +
-      `${config.warmupSeconds} s warm-up of each${rounds.length > counted ? `; ${rounds.length - counted} disturbed round(s) measured again` : ""}`,
+      `that disturb others in rounds of their own, after the rest), after a ${config.warmupSeconds} s warm-up of each${rounds.length > counted ? `; ${rounds.length - counted} disturbed round(s) measured again` : ""}`,
   );
   printScenarios(reports);
   if (memory !== null) printMemory(memory);
