@@ -2,10 +2,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ErrorCode } from "../plugin/errors.js";
 import { ERROR_TABLE, UNAVAILABLE_MESSAGE } from "../plugin/errors.js";
 import { presentedToken, tokenMatches } from "./auth.js";
-import { drainAndLingerClose, mustCloseForUnreadBody, readBoundedBody } from "./body.js";
+import { type BodyOutcome, drainAndLingerClose, mustCloseForUnreadBody, readBoundedBody } from "./body.js";
 import type { GatewayHost } from "./contract.js";
-import { type LocalInvoke, dispatch } from "./dispatch.js";
-import { isJsonContentType, parseEnvelope } from "./envelope.js";
+import { type Dispatched, type LocalInvoke, dispatch } from "./dispatch.js";
+import { type Envelope, isJsonContentType, parseEnvelope } from "./envelope.js";
 import { type Frame, errorFrame, fixedFrame, writeFrame } from "./framing.js";
 import { passesOriginCheck } from "./origin.js";
 import type { DispatchFault } from "./pool.js";
@@ -50,13 +50,34 @@ export function createManageHandler(host: GatewayHost, invoke: LocalInvoke) {
       respond(req, res, refusal, record, started);
       return undefined;
     }
-    return answerFromBody(req, record)
-      .catch((): Frame => {
-        record.fault = "crash";
-        return UNAVAILABLE;
+    // Promises chained by hand rather than awaited in nested async functions: on a busy route each await
+    // and each async return is another turn of the microtask queue per request.
+    const crash = () => {
+      record.fault = "crash";
+      respond(req, res, UNAVAILABLE, record, started);
+    };
+    return readBoundedBody(req)
+      .then((body) => {
+        const checked = checkBody(body, record);
+        if (!("method" in checked)) return respond(req, res, checked, record, started);
+        const dispatched = checked.profile === null ? rootRun(checked) : dispatch(checked, host, invoke);
+        return dispatched.then((run) => {
+          record.profile = run.reachedProfile;
+          record.fault = run.fault;
+          respond(req, res, run.frame, record, started);
+        });
       })
-      .then((frame) => respond(req, res, frame, record, started));
+      .catch(crash);
   };
+
+  /** The root runtime's answer, as dispatch gives it (the common case, without dispatch's async hop). */
+  function rootRun(envelope: Envelope): Promise<Dispatched> {
+    return invoke(envelope.method, envelope.params).then((run) => ({
+      frame: run.frame,
+      fault: run.fault,
+      reachedProfile: null,
+    }));
+  }
 
   function respond(
     req: IncomingMessage,
@@ -97,18 +118,15 @@ export function createManageHandler(host: GatewayHost, invoke: LocalInvoke) {
     return null;
   }
 
-  async function answerFromBody(req: IncomingMessage, record: RequestRecord): Promise<Frame> {
-    const body = await readBoundedBody(req);
+  /** The body's refusal, or its envelope (the method is recorded for the log line). */
+  function checkBody(body: BodyOutcome, record: RequestRecord): Frame | Envelope {
     if (body.kind === "too_large") return REFUSALS.TOO_LARGE;
     if (body.kind === "aborted") return CUT_SHORT;
     const parsed = parseEnvelope(body.body);
     if (!parsed.ok)
       return errorFrame(ERROR_TABLE[parsed.error.code].status, parsed.error.code, parsed.error.message);
     record.method = parsed.envelope.method;
-    const dispatched = await dispatch(parsed.envelope, host, invoke);
-    record.profile = dispatched.reachedProfile;
-    record.fault = dispatched.fault;
-    return dispatched.frame;
+    return parsed.envelope;
   }
 }
 
