@@ -26,10 +26,10 @@ export interface BatchTask {
 
 export type MethodTask = SingleTask | BatchTask;
 
-/** `expected: false` marks an error the method did not mean to raise: the shim answers 503, not 400. */
 /**
  * A result crosses back as its JSON text: the route sends that text as is, and a string is far cheaper for
- * the main thread to receive than the object it encodes (and then to stringify again).
+ * the main thread to receive than the object it encodes (and then to stringify again). `expected: false`
+ * marks an error the method did not mean to raise: the shim answers 503, not 400.
  */
 export type MethodTaskResult =
   | { ok: true; json: string }
