@@ -11,21 +11,23 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 /** Reads a non-blocking pipe until `done` holds (or about five seconds pass), letting retries run between. */
 async function drain(reader: number, done: (text: string) => boolean): Promise<string> {
-  let received = "";
+  // Bytes first, decoded whole: a read may end inside a multi-byte character.
+  const chunks: Buffer[] = [];
+  const text = () => Buffer.concat(chunks).toString("utf8");
   const buffer = Buffer.alloc(64 * 1024);
-  for (let rounds = 0; rounds < 200 && !done(received); rounds++) {
+  for (let rounds = 0; rounds < 200 && !done(text()); rounds++) {
     try {
       for (;;) {
         const read = readSync(reader, buffer);
         if (read === 0) break;
-        received += buffer.toString("utf8", 0, read);
+        chunks.push(Buffer.from(buffer.subarray(0, read)));
       }
     } catch (error) {
       expect((error as NodeJS.ErrnoException).code).to.equal("EAGAIN");
     }
     await sleep(25);
   }
-  return received;
+  return text();
 }
 
 describe("the reference gateway's log destination", () => {
@@ -67,7 +69,7 @@ describe("the reference gateway's log destination", () => {
     expect(readFileSync(file, "utf8").endsWith(`${line}last\n`)).to.equal(true);
   });
 
-  it("keeps what a full pipe refuses and writes it, in order, once the reader drains it", async () => {
+  it("keeps what a full pipe refuses and writes it, in order and with multi-byte characters whole, once the reader drains it", async () => {
     const fifo = join(dir, "fifo");
     execFileSync("mkfifo", [fifo]);
     // Read-write and non-blocking: the pipe needs no other writer to open and answers EAGAIN when full.
@@ -76,7 +78,8 @@ describe("the reference gateway's log destination", () => {
     const destination = createLogDestination(writer);
     const sent: string[] = [];
     for (let i = 0; i < 3000; i++) {
-      const line = `${String(i).padStart(6, "0")} ${"y".repeat(90)}\n`;
+      // Three-byte characters at odd offsets: a write the pipe cuts short ends inside one of them.
+      const line = `${String(i).padStart(6, "0")} ${"y".repeat(i % 7)}${"€".repeat(30)}\n`;
       sent.push(line);
       destination.write(line);
       if (i % 100 === 99) await nextTurn();
