@@ -75,16 +75,17 @@ export interface ScenarioReport {
   /** The median over the counted rounds of each round's p50 and p99 (exact, per response). */
   latencyMs: { p50: number | null; p99: number | null };
   /** Summed over the counted rounds. */
-  totals: {
-    responses: number;
-    requestsSent: number;
-    errors: number;
-    timeouts: number;
-    non2xx: number;
-    mismatches: number;
-    connectionCloseResponses: number;
-    statusCodes: Record<string, number>;
-  };
+  totals: Pick<
+    LoadResult,
+    | "responses"
+    | "requestsSent"
+    | "errors"
+    | "timeouts"
+    | "non2xx"
+    | "mismatches"
+    | "connectionCloseResponses"
+    | "statusCodes"
+  >;
   /** Medians over the counted rounds, except otherPercent: the highest of any round. */
   cpu: LoadResult["cpu"];
   /** The gateway's in-handler times, its log lines of all counted rounds pooled; null for the hello worlds. */
