@@ -4,7 +4,7 @@ import { ERROR_TABLE, UNAVAILABLE_MESSAGE } from "../plugin/errors.js";
 import { presentedToken, tokenMatches } from "./auth.js";
 import { type BodyOutcome, drainAndLingerClose, mustCloseForUnreadBody, readBoundedBody } from "./body.js";
 import type { GatewayHost } from "./contract.js";
-import { type Dispatched, type LocalInvoke, dispatch } from "./dispatch.js";
+import { type LocalInvoke, dispatch } from "./dispatch.js";
 import { type Envelope, isJsonContentType, parseEnvelope } from "./envelope.js";
 import { type Frame, errorFrame, fixedFrame, writeFrame } from "./framing.js";
 import { passesOriginCheck } from "./origin.js";
@@ -60,8 +60,7 @@ export function createManageHandler(host: GatewayHost, invoke: LocalInvoke) {
       .then((body) => {
         const checked = checkBody(body, record);
         if (!("method" in checked)) return respond(req, res, checked, record, started);
-        const dispatched = checked.profile === null ? rootRun(checked) : dispatch(checked, host, invoke);
-        return dispatched.then((run) => {
+        return dispatch(checked, host, invoke).then((run) => {
           record.profile = run.reachedProfile;
           record.fault = run.fault;
           respond(req, res, run.frame, record, started);
@@ -69,15 +68,6 @@ export function createManageHandler(host: GatewayHost, invoke: LocalInvoke) {
       })
       .catch(crash);
   };
-
-  /** The root runtime's answer, as dispatch gives it (the common case, without dispatch's async hop). */
-  function rootRun(envelope: Envelope): Promise<Dispatched> {
-    return invoke(envelope.method, envelope.params).then((run) => ({
-      frame: run.frame,
-      fault: run.fault,
-      reachedProfile: null,
-    }));
-  }
 
   function respond(
     req: IncomingMessage,
