@@ -25,10 +25,7 @@ const server = createServer((req, res) => {
     ...(close ? { Connection: "close" } : {}),
   });
   res.end(BODY);
-  logger?.info(
-    { route: req.url, method: null, status: 200, durationMs: 0, profile: null, fault: null },
-    "hello",
-  );
+  logger?.info({ method: null, status: 200, durationMs: 0, profile: null }, "mcp-manage request");
 });
 
 const port = Number(args.find((arg) => /^\d+$/.test(arg)) ?? "0");

@@ -13,37 +13,53 @@ export type BodyOutcome = { kind: "complete"; body: Buffer } | { kind: "too_larg
  * Content-Length or the body is chunked. Nothing past the limit is buffered.
  */
 export function readBoundedBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<BodyOutcome> {
+  return new Promise((resolve) => onBoundedBody(req, limit, resolve));
+}
+
+/**
+ * readBoundedBody with a callback, called exactly once, for the owner route: a promise per request is
+ * another allocation and another turn of the microtask queue on a busy route.
+ */
+export function onBoundedBody(
+  req: IncomingMessage,
+  limit: number,
+  done: (outcome: BodyOutcome) => void,
+): void {
   const announced = req.headers["content-length"];
-  if (announced !== undefined && Number(announced) > limit) return Promise.resolve({ kind: "too_large" });
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const settle = (outcome: BodyOutcome) => {
-      req.off("data", onData);
-      req.off("end", onEnd);
-      req.off("error", onAbort);
-      req.off("close", onClose);
-      resolve(outcome);
-    };
-    const onData = (chunk: Buffer) => {
-      total += chunk.length;
-      if (total > limit) {
-        chunks.length = 0;
-        settle({ kind: "too_large" });
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => settle({ kind: "complete", body: Buffer.concat(chunks, total) });
-    const onAbort = () => settle({ kind: "aborted" });
-    const onClose = () => {
-      if (!req.complete) onAbort();
-    };
-    req.on("data", onData);
-    req.on("end", onEnd);
-    req.on("error", onAbort);
-    req.on("close", onClose);
-  });
+  if (announced !== undefined && Number(announced) > limit) {
+    done({ kind: "too_large" });
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  let settled = false;
+  const settle = (outcome: BodyOutcome) => {
+    if (settled) return;
+    settled = true;
+    req.off("data", onData);
+    req.off("end", onEnd);
+    req.off("error", onAbort);
+    req.off("close", onClose);
+    done(outcome);
+  };
+  const onData = (chunk: Buffer) => {
+    total += chunk.length;
+    if (total > limit) {
+      chunks.length = 0;
+      settle({ kind: "too_large" });
+      return;
+    }
+    chunks.push(chunk);
+  };
+  const onEnd = () => settle({ kind: "complete", body: Buffer.concat(chunks, total) });
+  const onAbort = () => settle({ kind: "aborted" });
+  const onClose = () => {
+    if (!req.complete) onAbort();
+  };
+  req.on("data", onData);
+  req.on("end", onEnd);
+  req.on("error", onAbort);
+  req.on("close", onClose);
 }
 
 /**

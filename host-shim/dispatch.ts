@@ -4,7 +4,12 @@ import type { Envelope } from "./envelope.js";
 import { type Frame, errorFrame, resultFrame } from "./framing.js";
 import type { MethodRun } from "./pool.js";
 
-export type LocalInvoke = (method: string, params: Record<string, unknown>) => Promise<MethodRun>;
+/** Runs a method on this gateway's own runtime; calls `done` exactly once, and `done` must not throw. */
+export type LocalCall = (
+  method: string,
+  params: Record<string, unknown>,
+  done: (run: MethodRun) => void,
+) => void;
 
 export interface Dispatched extends MethodRun {
   /** The profile the request reached, for the log line; null for the root or when none was reached. */
@@ -13,24 +18,30 @@ export interface Dispatched extends MethodRun {
 
 /**
  * No profile: this gateway's own runtime. A profile: the host's profile host, as `profiles.rpc`, and
- * never a fallback to the root when there is none. The root case, the common one, is chained rather than
- * awaited: an async function would add microtask turns to every request.
+ * never a fallback to the root when there is none. `done` is called exactly once and must not throw. The
+ * root case, the common one, takes no promise at all: on a busy route each is an allocation and another
+ * turn of the microtask queue.
  */
-export function dispatch(envelope: Envelope, host: GatewayHost, local: LocalInvoke): Promise<Dispatched> {
+export function dispatch(
+  envelope: Envelope,
+  host: Pick<GatewayHost, "profiles">,
+  local: LocalCall,
+  done: (run: MethodRun, reachedProfile: string | null) => void,
+): void {
   if (envelope.profile === null) {
-    return local(envelope.method, envelope.params).then((run) => ({
-      frame: run.frame,
-      fault: run.fault,
-      reachedProfile: null,
-    }));
+    local(envelope.method, envelope.params, (run) => done(run, null));
+    return;
   }
-  return dispatchToProfile(envelope, envelope.profile, host);
+  void dispatchToProfile(envelope, envelope.profile, host).then(
+    (dispatched) => done(dispatched, dispatched.reachedProfile),
+    () => done({ frame: errorFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE), fault: "crash" }, null),
+  );
 }
 
 async function dispatchToProfile(
   envelope: Envelope,
   profile: string,
-  host: GatewayHost,
+  host: Pick<GatewayHost, "profiles">,
 ): Promise<Dispatched> {
   if (host.profiles === undefined) {
     const frame = errorFrame(503, "PROFILE_HOST_UNAVAILABLE", "This gateway has no profile host.");

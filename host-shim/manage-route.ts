@@ -1,10 +1,17 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ErrorCode } from "../plugin/errors.js";
 import { ERROR_TABLE, UNAVAILABLE_MESSAGE } from "../plugin/errors.js";
+import type { MethodName } from "../plugin/method-names.js";
 import { presentedToken, tokenMatches } from "./auth.js";
-import { type BodyOutcome, drainAndLingerClose, mustCloseForUnreadBody, readBoundedBody } from "./body.js";
+import {
+  type BodyOutcome,
+  MAX_BODY_BYTES,
+  drainAndLingerClose,
+  mustCloseForUnreadBody,
+  onBoundedBody,
+} from "./body.js";
 import type { GatewayHost } from "./contract.js";
-import { type LocalInvoke, dispatch } from "./dispatch.js";
+import { type LocalCall, dispatch } from "./dispatch.js";
 import { type Envelope, isJsonContentType, parseEnvelope } from "./envelope.js";
 import { type Frame, errorFrame, fixedFrame, writeFrame } from "./framing.js";
 import { passesOriginCheck } from "./origin.js";
@@ -27,68 +34,95 @@ const NOT_JSON = fixedFrame(400, "INVALID_PARAMS", "Content-Type must be applica
 const CUT_SHORT = fixedFrame(400, "INVALID_PARAMS", "The request body was cut short.");
 const UNAVAILABLE = fixedFrame(503, "UNAVAILABLE", UNAVAILABLE_MESSAGE);
 
-interface RequestRecord {
-  method: string | null;
+/** What the log line says of a request beyond its status. */
+interface Outcome {
+  method: MethodName | null;
   profile: string | null;
   fault: DispatchFault | null;
 }
+
+const REFUSED: Outcome = Object.freeze({ method: null, profile: null, fault: null });
 
 /**
  * The owner route, checked in the spec's order: transport, host/origin, token, body, envelope, then
  * dispatch. Every response leaves through writeFrame; one log line per request names no header or body.
  * The checks before the body are synchronous, so a refused request is answered in the tick it arrived.
+ * From the body on, the route runs on callbacks rather than promises: on a busy route each promise is an
+ * allocation and a turn of the microtask queue (capabilities gained 4-5% x hello world, measured). Each
+ * callback catches what it throws, so a fault still becomes 503 UNAVAILABLE.
  */
-export function createManageHandler(host: GatewayHost, invoke: LocalInvoke) {
+/** What of the host the route reads. */
+export type RouteHost = Pick<
+  GatewayHost,
+  "tokenHeader" | "allowedHosts" | "getGatewayToken" | "logger" | "profiles"
+>;
+
+export function createManageHandler(host: RouteHost, call: LocalCall) {
   const tokenHeader = (host.tokenHeader ?? "x-service-token").toLowerCase();
   const allowedHosts = new Set((host.allowedHosts ?? []).map((name) => name.toLowerCase()));
 
-  return function handleManage(req: IncomingMessage, res: ServerResponse): Promise<void> | undefined {
+  return function handleManage(req: IncomingMessage, res: ServerResponse): void {
     const started = performance.now();
-    const record: RequestRecord = { method: null, profile: null, fault: null };
     const refusal = refuseBeforeBody(req);
     if (refusal !== null) {
-      respond(req, res, refusal, record, started);
-      return undefined;
+      respond(req, res, refusal, started, REFUSED);
+      return;
     }
-    // Promises chained by hand rather than awaited in nested async functions: on a busy route each await
-    // and each async return is another turn of the microtask queue per request.
-    const crash = () => {
-      record.fault = "crash";
-      respond(req, res, UNAVAILABLE, record, started);
-    };
-    return readBoundedBody(req)
-      .then((body) => {
-        const checked = checkBody(body, record);
-        if (!("method" in checked)) return respond(req, res, checked, record, started);
-        return dispatch(checked, host, invoke).then((run) => {
-          record.profile = run.reachedProfile;
-          record.fault = run.fault;
-          respond(req, res, run.frame, record, started);
+    onBoundedBody(req, MAX_BODY_BYTES, (body) => {
+      let method: MethodName | null = null;
+      try {
+        const checked = checkBody(body);
+        if (!("method" in checked)) return respond(req, res, checked, started, REFUSED);
+        method = checked.method;
+        dispatch(checked, host, call, (run, profile) => {
+          try {
+            respond(req, res, run.frame, started, { method, profile, fault: run.fault });
+          } catch {
+            crash(req, res, started, method);
+          }
         });
-      })
-      .catch(crash);
+      } catch {
+        crash(req, res, started, method);
+      }
+    });
   };
+
+  /**
+   * Anything the route itself threw: 503 with the fixed message if nothing was sent yet (a response
+   * already written is left to finish). Failing even that, the connection is dropped unanswered.
+   */
+  function crash(
+    req: IncomingMessage,
+    res: ServerResponse,
+    started: number,
+    method: MethodName | null,
+  ): void {
+    try {
+      respond(req, res, UNAVAILABLE, started, { method, profile: null, fault: "crash" });
+    } catch {
+      if (!res.headersSent) res.destroy();
+    }
+  }
 
   function respond(
     req: IncomingMessage,
     res: ServerResponse,
     frame: Frame,
-    record: RequestRecord,
     started: number,
+    outcome: Outcome,
   ): void {
     const unread = mustCloseForUnreadBody(req);
     if (unread) drainAndLingerClose(req);
-    writeFrame(res, frame, { close: unread, allow: frame.status === 405 ? "POST" : undefined });
-    // Logged once the response is handed to the socket: a 'finish' listener per request costs more.
+    writeFrame(res, frame, unread, frame.status === 405 ? "POST" : undefined);
+    // Logged once the response is handed to the socket: a 'finish' listener per request costs more. The
+    // message names the route; a fault is named only when there was one. Fewer fields and a duration cut
+    // to the microsecond halve what the line costs a busy route to serialize.
+    const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    const { method, profile, fault } = outcome;
     host.logger.info(
-      {
-        route: MANAGE_PATH,
-        method: record.method,
-        status: res.statusCode,
-        durationMs: performance.now() - started,
-        profile: record.profile,
-        fault: record.fault,
-      },
+      fault === null
+        ? { method, status: res.statusCode, durationMs, profile }
+        : { method, status: res.statusCode, durationMs, profile, fault },
       "mcp-manage request",
     );
   }
@@ -108,14 +142,13 @@ export function createManageHandler(host: GatewayHost, invoke: LocalInvoke) {
     return null;
   }
 
-  /** The body's refusal, or its envelope (the method is recorded for the log line). */
-  function checkBody(body: BodyOutcome, record: RequestRecord): Frame | Envelope {
+  /** The body's refusal, or its envelope. */
+  function checkBody(body: BodyOutcome): Frame | Envelope {
     if (body.kind === "too_large") return REFUSALS.TOO_LARGE;
     if (body.kind === "aborted") return CUT_SHORT;
     const parsed = parseEnvelope(body.body);
     if (!parsed.ok)
       return errorFrame(ERROR_TABLE[parsed.error.code].status, parsed.error.code, parsed.error.message);
-    record.method = parsed.envelope.method;
     return parsed.envelope;
   }
 }

@@ -135,10 +135,26 @@ export class MethodPool {
     runtime: ProfileRuntime,
     kind: SingleTask["kind"] = "method",
   ): Promise<MethodRun> {
-    if (kind === "method" && COALESCED_METHODS.has(method)) return this.enqueue(method, params, runtime);
+    if (kind === "method" && COALESCED_METHODS.has(method)) {
+      return new Promise((resolve) => this.enqueue(method, params, runtime, resolve));
+    }
     const described = describe(runtime);
     if (described === null) return Promise.resolve(unavailable("crash"));
     return this.runAlone({ kind, method, params, described });
+  }
+
+  /**
+   * run() for the owner route, answering through a callback called exactly once (it must not throw): on
+   * a busy route, the promise of each call is an allocation and a turn of the microtask queue.
+   */
+  call(
+    method: string,
+    params: Record<string, unknown>,
+    runtime: ProfileRuntime,
+    done: (run: MethodRun) => void,
+  ): void {
+    if (COALESCED_METHODS.has(method)) this.enqueue(method, params, runtime, done);
+    else void this.run(method, params, runtime).then(done);
   }
 
   private readonly waiting = new Map<ProfileRuntime, Waiting[]>();
@@ -148,25 +164,24 @@ export class MethodPool {
     method: string,
     params: Record<string, unknown>,
     runtime: ProfileRuntime,
-  ): Promise<MethodRun> {
-    return new Promise((resolve) => {
-      let batch = this.waiting.get(runtime);
-      if (batch === undefined) {
-        batch = [];
-        this.waiting.set(runtime, batch);
-      }
-      batch.push({ method, params, resolve });
-      if (batch.length >= MAX_BATCH) {
-        this.send(runtime);
-      } else if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        // After this turn's I/O callbacks: every request read in it joins the batch.
-        setImmediate(() => {
-          this.flushScheduled = false;
-          for (const waitingRuntime of [...this.waiting.keys()]) this.send(waitingRuntime);
-        });
-      }
-    });
+    resolve: (run: MethodRun) => void,
+  ): void {
+    let batch = this.waiting.get(runtime);
+    if (batch === undefined) {
+      batch = [];
+      this.waiting.set(runtime, batch);
+    }
+    batch.push({ method, params, resolve });
+    if (batch.length >= MAX_BATCH) {
+      this.send(runtime);
+    } else if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      // After this turn's I/O callbacks: every request read in it joins the batch.
+      setImmediate(() => {
+        this.flushScheduled = false;
+        for (const waitingRuntime of [...this.waiting.keys()]) this.send(waitingRuntime);
+      });
+    }
   }
 
   private send(runtime: ProfileRuntime): void {

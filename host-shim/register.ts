@@ -3,6 +3,7 @@ import { METHOD_NAMES } from "../plugin/method-names.js";
 import { AccessBook } from "./access.js";
 import { DEFAULT_CATALOG, loadCatalog } from "./catalog.js";
 import type { GatewayHost, GatewayMethodFailure } from "./contract.js";
+import type { LocalCall } from "./dispatch.js";
 import { createLiveManager } from "./live-factory.js";
 import { MANAGE_PATH, createManageHandler } from "./manage-route.js";
 import { MCP_PATH, createMcpEndpoint } from "./mcp-endpoint/index.js";
@@ -63,7 +64,8 @@ export async function register(host: GatewayHost, input?: PluginOptionsInput): P
   await runtime.start();
   const invoke = (method: string, params: Record<string, unknown>) => pool.run(method, params, runtime);
 
-  host.registerHttpRoute({ path: MANAGE_PATH, match: "exact", handler: createManageHandler(host, invoke) });
+  const call: LocalCall = (method, params, done) => pool.call(method, params, runtime, done);
+  host.registerHttpRoute({ path: MANAGE_PATH, match: "exact", handler: createManageHandler(host, call) });
   const mcp = accessEndpoint
     ? createMcpEndpoint({ registry: access, logger: host.logger, gatewayTokenHeader: host.tokenHeader })
     : null;
