@@ -38,7 +38,6 @@ export function onBoundedBody(
     settled = true;
     req.off("data", onData);
     req.off("end", onEnd);
-    req.off("error", onAbort);
     req.off("close", onClose);
     done(outcome);
   };
@@ -52,13 +51,13 @@ export function onBoundedBody(
     chunks.push(chunk);
   };
   const onEnd = () => settle({ kind: "complete", body: Buffer.concat(chunks, total) });
-  const onAbort = () => settle({ kind: "aborted" });
+  // No 'error' listener: an IncomingMessage emits 'error' only to listeners it has, and an upload cut
+  // short always ends in 'close' without 'end'.
   const onClose = () => {
-    if (!req.complete) onAbort();
+    if (!req.complete) settle({ kind: "aborted" });
   };
   req.on("data", onData);
   req.on("end", onEnd);
-  req.on("error", onAbort);
   req.on("close", onClose);
 }
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
 import { pino } from "pino";
-import { createLogDestination } from "../fixtures/gateway/log-destination.js";
+import { GATHER_MS, WRITE_AT_CHARS, createLogDestination } from "../fixtures/gateway/log-destination.js";
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -46,23 +46,25 @@ describe("the reference gateway's log destination", () => {
     return fd;
   };
 
-  it("writes the lines of one turn after the turn, in order, and pino's lines whole", async () => {
+  it("gathers lines across turns and writes them together within GATHER_MS, in order, pino's lines whole", async () => {
     const file = join(dir, "log");
     const destination = createLogDestination(open(file, "w"));
     const logger = pino({ base: null }, destination);
-    for (let i = 0; i < 5; i++) logger.info({ i }, "line");
-    expect(readFileSync(file, "utf8")).to.equal("");
+    for (let i = 0; i < 3; i++) logger.info({ i }, "line");
     await nextTurn();
+    for (let i = 3; i < 5; i++) logger.info({ i }, "line");
+    expect(readFileSync(file, "utf8")).to.equal("");
+    await sleep(GATHER_MS * 5);
     const lines = readFileSync(file, "utf8").trimEnd().split("\n");
     expect(lines.map((line) => (JSON.parse(line) as { i: number }).i)).to.deep.equal([0, 1, 2, 3, 4]);
   });
 
-  it("writes at once when a turn gathers more than 64 KiB, and flushSync writes what waits", () => {
+  it("writes at once when WRITE_AT_CHARS wait, and flushSync writes what waits", () => {
     const file = join(dir, "log");
     const destination = createLogDestination(open(file, "w"));
     const line = `${"x".repeat(1023)}\n`;
-    for (let i = 0; i < 64; i++) destination.write(line);
-    expect(readFileSync(file, "utf8").length).to.equal(64 * 1024);
+    for (let i = 0; i < WRITE_AT_CHARS / 1024; i++) destination.write(line);
+    expect(readFileSync(file, "utf8").length).to.equal(WRITE_AT_CHARS);
     destination.write("last\n");
     expect(readFileSync(file, "utf8").endsWith("last\n")).to.equal(false);
     destination.flushSync();

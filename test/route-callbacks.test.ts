@@ -1,6 +1,6 @@
 import { once } from "node:events";
 import { type Server, createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { expect } from "chai";
 import type { LocalCall } from "../host-shim/dispatch.js";
 import { jsonResultFrame } from "../host-shim/framing.js";
@@ -95,6 +95,30 @@ describe("owner route: faults inside its callbacks", () => {
       status: 200,
       json: { result: { ok: 1 } },
     });
+  });
+
+  it("answers an upload cut short (the client hangs up mid-body) without a call, and keeps serving", async () => {
+    let calls = 0;
+    call = (_method, _params, done) => {
+      calls += 1;
+      done(answer({ ok: 1 }));
+    };
+    const { port } = server.address() as AddressInfo;
+    const socket = connect(port, "127.0.0.1");
+    await once(socket, "connect");
+    socket.write(
+      `POST ${MANAGE_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+        `Authorization: Bearer ${TOKEN}\r\nContent-Length: 100\r\n\r\n{"method":`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    socket.destroy();
+    for (let waited = 0; lines.length === 0 && waited < 2000; waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(lines).to.have.length(1);
+    expect(lines[0]).to.include({ method: null, status: 400 });
+    expect(calls).to.equal(0);
+    expect((await post({ method: "mcp.capabilities" })).status).to.equal(200);
   });
 
   it("logs no fault field when there was none", async () => {
