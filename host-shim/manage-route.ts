@@ -41,22 +41,23 @@ interface Outcome {
   fault: DispatchFault | null;
 }
 
-const REFUSED: Outcome = Object.freeze({ method: null, profile: null, fault: null });
+/** A request answered before any method was reached. */
+const NO_METHOD: Outcome = Object.freeze({ method: null, profile: null, fault: null });
 
-/**
- * The owner route, checked in the spec's order: transport, host/origin, token, body, envelope, then
- * dispatch. Every response leaves through writeFrame; one log line per request names no header or body.
- * The checks before the body are synchronous, so a refused request is answered in the tick it arrived.
- * From the body on, the route runs on callbacks rather than promises: on a busy route each promise is an
- * allocation and a turn of the microtask queue (capabilities gained 4-5% x hello world, measured). Each
- * callback catches what it throws, so a fault still becomes 503 UNAVAILABLE.
- */
 /** What of the host the route reads. */
 export type RouteHost = Pick<
   GatewayHost,
   "tokenHeader" | "allowedHosts" | "getGatewayToken" | "logger" | "profiles"
 >;
 
+/**
+ * The owner route, checked in the spec's order: transport, host/origin, token, body, envelope, then
+ * dispatch. Every response leaves through writeFrame; one log line per request names no header or body.
+ * The checks before the body are synchronous, so a refused request is answered in the tick it arrived.
+ * From the body on, the route runs on callbacks rather than promises: on a busy route each promise is an
+ * allocation and a turn of the microtask queue (with the leaner log line, capabilities went 1.04-1.17x
+ * in paired runs). Each callback catches what it throws, so a fault still becomes 503 UNAVAILABLE.
+ */
 export function createManageHandler(host: RouteHost, call: LocalCall) {
   const tokenHeader = (host.tokenHeader ?? "x-service-token").toLowerCase();
   const allowedHosts = new Set((host.allowedHosts ?? []).map((name) => name.toLowerCase()));
@@ -65,14 +66,14 @@ export function createManageHandler(host: RouteHost, call: LocalCall) {
     const started = performance.now();
     const refusal = refuseBeforeBody(req);
     if (refusal !== null) {
-      respond(req, res, refusal, started, REFUSED);
+      respond(req, res, refusal, started, NO_METHOD);
       return;
     }
     onBoundedBody(req, MAX_BODY_BYTES, (body) => {
       let method: MethodName | null = null;
       try {
         const checked = checkBody(body);
-        if (!("method" in checked)) return respond(req, res, checked, started, REFUSED);
+        if (!("method" in checked)) return respond(req, res, checked, started, NO_METHOD);
         method = checked.method;
         dispatch(checked, host, call, (run, profile) => {
           try {

@@ -204,8 +204,10 @@ export class MethodPool {
       const outcomes = "outcome" in submitted && Array.isArray(submitted.outcome) ? submitted.outcome : null;
       batch.forEach((waiting, index) => {
         if ("fault" in submitted) return waiting.resolve(unavailable(submitted.fault));
-        const outcome = outcomes?.length === batch.length ? outcomes[index] : undefined;
-        waiting.resolve(runOf(outcome));
+        const entry = outcomes?.length === batch.length ? outcomes[index] : undefined;
+        waiting.resolve(
+          typeof entry === "string" ? { frame: jsonResultFrame(entry), fault: null } : runOf(entry),
+        );
       });
     });
   }

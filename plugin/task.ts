@@ -31,12 +31,23 @@ export type MethodTask = SingleTask | BatchTask;
  * the main thread to receive than the object it encodes (and then to stringify again). `expected: false`
  * marks an error the method did not mean to raise: the shim answers 503, not 400.
  */
-export type MethodTaskResult =
-  | { ok: true; json: string }
-  | { ok: false; error: ErrorData; expected: boolean };
+export type MethodTaskResult = { ok: true; json: string } | MethodTaskFailure;
 
-/** A single task answers one result; a batch answers one per item, in the items' order. */
-export type MethodTaskOutcome = MethodTaskResult | MethodTaskResult[];
+export interface MethodTaskFailure {
+  ok: false;
+  error: ErrorData;
+  expected: boolean;
+}
+
+/**
+ * A batch answers one entry per item, in the items' order: a success as its bare JSON text, a failure as
+ * a MethodTaskFailure. Strings are the cheapest thing for the main thread to receive, and most answers of
+ * a batch are successes.
+ */
+export type BatchTaskEntry = string | MethodTaskFailure;
+
+/** A single task answers one result; a batch answers one entry per item. */
+export type MethodTaskOutcome = MethodTaskResult | BatchTaskEntry[];
 
 /**
  * A worker asks for its channel to the runtime once, over piscina's parentPort, handing over one end of
