@@ -41,6 +41,15 @@ interface Outcome {
   fault: DispatchFault | null;
 }
 
+/** The fields of a request's log line (a type, not an interface: the logger takes a record). */
+type RequestLine = {
+  method?: MethodName;
+  status: number;
+  durationMs: number;
+  profile?: string;
+  fault?: DispatchFault;
+};
+
 /** A request answered before any method was reached. */
 const NO_METHOD: Outcome = Object.freeze({ method: null, profile: null, fault: null });
 
@@ -116,16 +125,19 @@ export function createManageHandler(host: RouteHost, call: LocalCall) {
     if (unread) drainAndLingerClose(req);
     writeFrame(res, frame, unread, frame.status === 405 ? "POST" : undefined);
     // Logged once the response is handed to the socket: a 'finish' listener per request costs more. The
-    // message names the route; a fault is named only when there was one. Fewer fields and a duration cut
-    // to the microsecond halve what the line costs a busy route to serialize.
+    // message names the route, and a field is there only when it has a value (a refused request reached
+    // no method, the root is no profile, most requests have no fault): each null pino writes is a
+    // JSON.stringify call, and the line is the largest cost of a refused request (401: 46.1 -> 43.9 us of
+    // main-thread time per request without the nulls, 24 paired rounds).
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
     const { method, profile, fault } = outcome;
-    host.logger.info(
-      fault === null
-        ? { method, status: res.statusCode, durationMs, profile }
-        : { method, status: res.statusCode, durationMs, profile, fault },
-      "mcp-manage request",
-    );
+    const line: RequestLine =
+      method === null
+        ? { status: res.statusCode, durationMs }
+        : { method, status: res.statusCode, durationMs };
+    if (profile !== null) line.profile = profile;
+    if (fault !== null) line.fault = fault;
+    host.logger.info(line, "mcp-manage request");
   }
 
   function refuseBeforeBody(req: IncomingMessage): Frame | null {

@@ -116,14 +116,24 @@ describe("owner route: faults inside its callbacks", () => {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     expect(lines).to.have.length(1);
-    expect(lines[0]).to.include({ method: null, status: 400 });
+    expect(lines[0]).to.deep.include({ status: 400 });
+    expect(lines[0]).not.to.have.property("method");
     expect(calls).to.equal(0);
     expect((await post({ method: "mcp.capabilities" })).status).to.equal(200);
   });
 
-  it("logs no fault field when there was none", async () => {
+  it("logs only the fields that have a value: no profile for the root, no fault, no method when none was reached", async () => {
     await post({ method: "mcp.capabilities" });
-    expect(lines).to.have.length(1);
-    expect(Object.keys(lines[0] ?? {}).sort()).to.deep.equal(["durationMs", "method", "profile", "status"]);
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(response.status).to.equal(401);
+    expect(lines).to.have.length(2);
+    expect(Object.keys(lines[0] ?? {}).sort()).to.deep.equal(["durationMs", "method", "status"]);
+    expect(lines[0]).to.include({ method: "mcp.capabilities", status: 200 });
+    expect(Object.keys(lines[1] ?? {}).sort()).to.deep.equal(["durationMs", "status"]);
+    expect(lines[1]).to.include({ status: 401 });
   });
 });
