@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
 import { pino } from "pino";
+import sinon from "sinon";
 import { GATHER_MS, WRITE_AT_CHARS, createLogDestination } from "../fixtures/gateway/log-destination.js";
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
@@ -47,14 +48,22 @@ describe("the reference gateway's log destination", () => {
   };
 
   it("gathers lines across turns and writes them together within GATHER_MS, in order, pino's lines whole", async () => {
+    // The gathering timer is faked, so a slow machine cannot fire it between the turns.
+    const clock = sinon.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     const file = join(dir, "log");
-    const destination = createLogDestination(open(file, "w"));
-    const logger = pino({ base: null }, destination);
-    for (let i = 0; i < 3; i++) logger.info({ i }, "line");
-    await nextTurn();
-    for (let i = 3; i < 5; i++) logger.info({ i }, "line");
-    expect(readFileSync(file, "utf8")).to.equal("");
-    await sleep(GATHER_MS * 5);
+    try {
+      const destination = createLogDestination(open(file, "w"));
+      const logger = pino({ base: null }, destination);
+      for (let i = 0; i < 3; i++) logger.info({ i }, "line");
+      await nextTurn();
+      for (let i = 3; i < 5; i++) logger.info({ i }, "line");
+      await nextTurn();
+      clock.tick(GATHER_MS - 1);
+      expect(readFileSync(file, "utf8")).to.equal("");
+      clock.tick(1);
+    } finally {
+      clock.restore();
+    }
     const lines = readFileSync(file, "utf8").trimEnd().split("\n");
     expect(lines.map((line) => (JSON.parse(line) as { i: number }).i)).to.deep.equal([0, 1, 2, 3, 4]);
   });
