@@ -24,6 +24,8 @@ describe("reference gateway CLI (npm start)", function () {
     const reply = await manage(gateway.url, token, { method: "mcp.capabilities" });
     expect(reply.status).to.equal(200);
     expect(await gateway.stop()).to.equal(0);
+    // The request was logged (so the check below has a line to look at), and nothing printed holds the token.
+    expect(gateway.stderr()).to.contain('"msg":"mcp-manage request"');
     expect(gateway.stdout() + gateway.stderr()).not.to.contain(token);
     // The state directory's lock is released on a clean stop.
     const lock = await access(join(dir, "state", "root", "gateway.lock")).then(
