@@ -25,7 +25,8 @@ const server = createServer((req, res) => {
     ...(close ? { Connection: "close" } : {}),
   });
   res.end(BODY);
-  logger?.info({ method: null, status: 200, durationMs: 0, profile: null }, "mcp-manage request");
+  // The line the gateway writes for an answered root request (host-shim/manage-route.ts): no null fields.
+  logger?.info({ method: "mcp.capabilities", status: 200, durationMs: 0 }, "mcp-manage request");
 });
 
 const port = Number(args.find((arg) => /^\d+$/.test(arg)) ?? "0");
