@@ -1,4 +1,3 @@
-import { timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 
 /**
@@ -15,27 +14,23 @@ export function presentedToken(headers: IncomingHttpHeaders, tokenHeader: string
   return match?.[1] ?? null;
 }
 
-let configured: { token: string; bytes: Buffer; scratch: Buffer } | undefined;
-
-/** The configured token's bytes, encoded again only when the token changes (it may be rotated). */
-function configuredBytes(token: string): { bytes: Buffer; scratch: Buffer } {
-  if (configured?.token !== token) {
-    const bytes = Buffer.from(token, "utf8");
-    configured = { token, bytes, scratch: Buffer.alloc(bytes.length) };
-  }
-  return configured;
-}
-
 /**
- * Constant-time in the configured token's content: the presented bytes are copied into a buffer of the
- * configured length (cut or zero-padded) and compared whole, and only then are the lengths compared. The
- * work depends on the presented token's length, which the client already knows, never on the secret.
+ * Constant-time in the configured token's content: every code unit of the configured token is compared,
+ * with no early exit and no branch on what a unit holds, and the lengths are folded into the same
+ * difference. The work depends on the configured token's length and on the presented string, which the
+ * client already knows, never on the secret.
+ *
+ * In JavaScript rather than with crypto.timingSafeEqual, which needs the presented token copied into a
+ * buffer of the configured length: a fill, an encode and a byte count, each a call into C++. On a refused
+ * request those calls cost 2-3 us of main-thread time (42.0 and 41.2 against 39.9 and 37.9 us per 401,
+ * two processes each, 12 paired rounds), about 6% of its throughput.
  */
 export function tokenMatches(presented: string | null, token: string): boolean {
   if (presented === null || token.length === 0 || presented.length === 0) return false;
-  const { bytes, scratch } = configuredBytes(token);
-  scratch.fill(0);
-  const written = scratch.write(presented, "utf8");
-  const sameContent = timingSafeEqual(scratch, bytes);
-  return sameContent && written === bytes.length && Buffer.byteLength(presented, "utf8") === bytes.length;
+  let difference = presented.length ^ token.length;
+  for (let index = 0; index < token.length; index++) {
+    // Past the presented token's end charCodeAt is NaN, which counts as 0 here: the lengths differ anyway.
+    difference |= token.charCodeAt(index) ^ presented.charCodeAt(index);
+  }
+  return difference === 0;
 }

@@ -16,7 +16,7 @@ describe("the gateway token compare", () => {
     expect(tokenMatches(`${token.slice(0, -1)}\u0000`, token)).to.equal(false);
   });
 
-  it("compares bytes, not characters: multibyte tokens match only themselves", () => {
+  it("compares every code unit: a multibyte token matches only itself", () => {
     const wide = "tökén-ünïcode-välue";
     expect(tokenMatches(wide, wide)).to.equal(true);
     expect(tokenMatches("tokén-ünïcode-välue", wide)).to.equal(false);
@@ -24,6 +24,13 @@ describe("the gateway token compare", () => {
     expect(tokenMatches("tö".padEnd(Buffer.byteLength(wide) - 1, "x"), wide)).to.equal(false);
     // A character cut in half by the configured length must not match.
     expect(tokenMatches(`${wide.slice(0, -1)}é`, wide)).to.equal(false);
+  });
+
+  it("tells lone surrogates apart, which encode to the same UTF-8 bytes", () => {
+    // Both encode as EF BF BD: a compare of UTF-8 bytes let one stand for the other.
+    expect(Buffer.from(`${token}\ud800`).equals(Buffer.from(`${token}\udc00`))).to.equal(true);
+    expect(tokenMatches(`${token}\ud800`, `${token}\udc00`)).to.equal(false);
+    expect(tokenMatches(`${token}\udc00`, `${token}\udc00`)).to.equal(true);
   });
 
   it("never matches an empty configured token or an empty presented one", () => {
